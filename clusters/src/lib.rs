@@ -1,0 +1,1 @@
+//! Clusters for the conformance harness.
