@@ -1,1 +1,13 @@
-//! Clusters for the conformance harness.
+//! Clusters for the conformance harness: the embedded control plane built from pinned Go
+//! modules, and the interface that the kind, k3d, k3s and existing-cluster providers implement.
+
+pub mod cluster;
+pub mod local;
+pub mod nodes;
+pub mod pki;
+pub mod ports;
+pub mod process;
+pub mod toolchain;
+
+pub use cluster::{Capabilities, Cluster, ClusterError};
+pub use local::{LocalCluster, LocalOptions};

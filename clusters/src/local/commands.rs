@@ -1,0 +1,189 @@
+//! Command lines of the control-plane components, one function per component.
+
+use std::path::Path;
+
+/// Ports of one local cluster, all on 127.0.0.1.
+#[derive(Clone, Copy, Debug, serde::Serialize, serde::Deserialize)]
+pub struct Ports {
+    pub etcd: u16,
+    pub etcd_peer: u16,
+    pub apiserver: u16,
+    pub controller_manager: u16,
+    pub scheduler: u16,
+    pub kwok: u16,
+}
+
+pub const KWOK_NODE_ANNOTATION: (&str, &str) = ("kwok.x-k8s.io/node", "fake");
+
+fn p(path: &Path) -> String {
+    path.display().to_string()
+}
+
+pub fn etcd(w: &Path, ports: &Ports) -> Vec<String> {
+    let client = format!("http://127.0.0.1:{}", ports.etcd);
+    let peer = format!("http://127.0.0.1:{}", ports.etcd_peer);
+    vec![
+        "--name=node0".into(),
+        format!("--data-dir={}", p(&w.join("etcd"))),
+        format!("--listen-client-urls={client}"),
+        format!("--advertise-client-urls={client}"),
+        format!("--listen-peer-urls={peer}"),
+        format!("--initial-advertise-peer-urls={peer}"),
+        format!("--initial-cluster=node0={peer}"),
+        "--unsafe-no-fsync=true".into(),
+        "--auto-compaction-retention=1".into(),
+        "--quota-backend-bytes=2147483648".into(),
+        "--log-level=warn".into(),
+    ]
+}
+
+pub fn apiserver(w: &Path, ports: &Ports) -> Vec<String> {
+    let pki = w.join("pki");
+    vec![
+        format!("--etcd-servers=http://127.0.0.1:{}", ports.etcd),
+        "--etcd-prefix=/registry".into(),
+        "--bind-address=127.0.0.1".into(),
+        "--advertise-address=127.0.0.1".into(),
+        format!("--secure-port={}", ports.apiserver),
+        format!("--tls-cert-file={}", p(&pki.join("apiserver.crt"))),
+        format!("--tls-private-key-file={}", p(&pki.join("apiserver.key"))),
+        format!("--client-ca-file={}", p(&pki.join("ca.crt"))),
+        "--service-account-issuer=https://kubernetes.default.svc.cluster.local".into(),
+        format!("--service-account-key-file={}", p(&pki.join("sa.pub"))),
+        format!(
+            "--service-account-signing-key-file={}",
+            p(&pki.join("sa.key"))
+        ),
+        "--service-cluster-ip-range=10.96.0.0/16".into(),
+        "--authorization-mode=RBAC".into(),
+        "--allow-privileged=true".into(),
+        // No kubelet mounts tokens here; without this plugin a pod does not wait for its namespace's
+        // default ServiceAccount.
+        "--disable-admission-plugins=ServiceAccount".into(),
+        "--enable-priority-and-fairness=false".into(),
+        "--profiling=false".into(),
+    ]
+}
+
+pub const CONTROLLERS: &str = "job-controller,garbage-collector-controller,namespace-controller,\
+node-lifecycle-controller,taint-eviction-controller,pod-garbage-collector-controller,\
+serviceaccount-controller,serviceaccount-token-controller,root-ca-certificate-publisher-controller,\
+ttl-after-finished-controller,replicaset-controller,deployment-controller,statefulset-controller,\
+cronjob-controller,clusterrole-aggregation-controller";
+
+pub fn controller_manager(w: &Path, ports: &Ports) -> Vec<String> {
+    let pki = w.join("pki");
+    vec![
+        format!("--kubeconfig={}", p(&w.join("kubeconfig.yaml"))),
+        format!("--controllers={CONTROLLERS}"),
+        format!("--root-ca-file={}", p(&pki.join("ca.crt"))),
+        format!(
+            "--service-account-private-key-file={}",
+            p(&pki.join("sa.key"))
+        ),
+        "--use-service-account-credentials=false".into(),
+        "--leader-elect=false".into(),
+        "--node-monitor-period=5s".into(),
+        "--node-monitor-grace-period=40s".into(),
+        "--bind-address=127.0.0.1".into(),
+        format!("--secure-port={}", ports.controller_manager),
+        "--authorization-always-allow-paths=/healthz,/readyz,/livez,/metrics".into(),
+        "--kube-api-qps=200".into(),
+        "--kube-api-burst=400".into(),
+        "--concurrent-job-syncs=10".into(),
+        "--concurrent-gc-syncs=20".into(),
+    ]
+}
+
+pub fn scheduler(w: &Path, ports: &Ports) -> Vec<String> {
+    vec![
+        format!("--kubeconfig={}", p(&w.join("kubeconfig.yaml"))),
+        "--leader-elect=false".into(),
+        "--bind-address=127.0.0.1".into(),
+        format!("--secure-port={}", ports.scheduler),
+        "--authorization-always-allow-paths=/healthz,/readyz,/livez,/metrics".into(),
+        "--kube-api-qps=200".into(),
+        "--kube-api-burst=400".into(),
+    ]
+}
+
+pub fn kwok(w: &Path, ports: &Ports) -> Vec<String> {
+    let (key, value) = KWOK_NODE_ANNOTATION;
+    vec![
+        format!("--kubeconfig={}", p(&w.join("kubeconfig.yaml"))),
+        format!("--config={}", p(&w.join("kwok.yaml"))),
+        "--manage-all-nodes=false".into(),
+        format!("--manage-nodes-with-annotation-selector={key}={value}"),
+        "--cidr=10.244.0.0/16".into(),
+        "--node-ip=10.1.0.1".into(),
+        "--node-lease-duration-seconds=40".into(),
+        format!("--server-address=127.0.0.1:{}", ports.kwok),
+    ]
+}
+
+/// kwok.yaml: the stages shipped with this crate. Options go on the command line: a
+/// KwokConfiguration document here would replace kwok's defaults (node lease parallelism 0).
+pub fn kwok_config() -> String {
+    format!(
+        "{}\n---\n{}",
+        include_str!("../../stages/node-stages.yaml"),
+        include_str!("../../stages/pod-stages.yaml")
+    )
+}
+
+pub fn kubeconfig(w: &Path, ports: &Ports) -> String {
+    let pki = w.join("pki");
+    format!(
+        "apiVersion: v1\nkind: Config\nclusters:\n- name: awconf\n  cluster:\n    server: https://127.0.0.1:{}\n    certificate-authority: {}\nusers:\n- name: admin\n  user:\n    client-certificate: {}\n    client-key: {}\ncontexts:\n- name: awconf\n  context:\n    cluster: awconf\n    user: admin\ncurrent-context: awconf\n",
+        ports.apiserver,
+        p(&pki.join("ca.crt")),
+        p(&pki.join("admin.crt")),
+        p(&pki.join("admin.key")),
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn kwok_config_holds_every_stage() {
+        let config = kwok_config();
+        for stage in [
+            "node-initialize",
+            "node-heartbeat-with-lease",
+            "pod-ready",
+            "pod-succeed",
+            "pod-fail",
+            "pod-delete",
+        ] {
+            assert!(
+                config.contains(&format!("name: {stage}\n")),
+                "missing stage {stage}"
+            );
+        }
+        assert!(!config.contains("KwokConfiguration"));
+    }
+
+    #[test]
+    fn components_listen_on_loopback_only() {
+        let ports = Ports {
+            etcd: 1,
+            etcd_peer: 2,
+            apiserver: 3,
+            controller_manager: 4,
+            scheduler: 5,
+            kwok: 6,
+        };
+        let w = Path::new("/w");
+        for args in [
+            apiserver(w, &ports),
+            controller_manager(w, &ports),
+            scheduler(w, &ports),
+        ] {
+            assert!(args.contains(&"--bind-address=127.0.0.1".to_string()));
+        }
+        assert!(etcd(w, &ports).iter().all(|a| !a.contains("0.0.0.0")));
+        assert!(kwok(w, &ports).contains(&"--server-address=127.0.0.1:6".to_string()));
+    }
+}

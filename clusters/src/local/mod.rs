@@ -1,0 +1,423 @@
+//! The embedded cluster: etcd, kube-apiserver, kube-controller-manager, kube-scheduler and kwok
+//! run as host processes from the pinned binaries.
+
+pub mod commands;
+mod health;
+mod shared;
+
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+
+use commands::Ports;
+
+use crate::cluster::{Capabilities, Cluster, ClusterError, client_from_kubeconfig};
+use crate::nodes::{self, NodeShape};
+use crate::pki::{self, Ca};
+use crate::process::{Process, log_tail, resident_bytes};
+use crate::toolchain::{self, Component};
+
+pub use health::HealthError;
+pub use shared::shared;
+
+/// How to bring up a local cluster.
+#[derive(Clone, Debug)]
+pub struct LocalOptions {
+    pub nodes: usize,
+    pub gpus_per_node: u32,
+    /// The cluster's files; a fresh temporary directory when `None`.
+    pub work_dir: Option<PathBuf>,
+    /// Leave the processes running when this value is dropped (`cluster up --detach`).
+    pub detached: bool,
+    pub cache: PathBuf,
+}
+
+impl Default for LocalOptions {
+    fn default() -> Self {
+        Self {
+            nodes: 2,
+            gpus_per_node: 8,
+            work_dir: None,
+            detached: false,
+            cache: toolchain::cache_dir(),
+        }
+    }
+}
+
+/// What `cluster status` and `cluster down` read back for a detached cluster.
+#[derive(Debug, serde::Serialize, serde::Deserialize)]
+pub struct State {
+    pub ports: Ports,
+    pub pids: Vec<(String, u32)>,
+}
+
+pub struct LocalCluster {
+    work_dir: PathBuf,
+    kubeconfig: PathBuf,
+    ports: Ports,
+    /// In start order; stopped in reverse.
+    processes: Vec<Process>,
+    remove_work_dir: bool,
+    detached: bool,
+}
+
+impl LocalCluster {
+    /// Builds missing binaries, starts every component, and waits until nodes are Ready.
+    pub async fn up(opts: LocalOptions) -> Result<Self, ClusterError> {
+        let started = Instant::now();
+        let cache = opts.cache.clone();
+        tokio::task::spawn_blocking(move || {
+            toolchain::build_all(&Component::control_plane(), &cache)
+        })
+        .await
+        .map_err(|e| ClusterError::Other(e.to_string()))??;
+        let (work_dir, remove_work_dir) = match &opts.work_dir {
+            Some(dir) => (dir.clone(), false),
+            None => (fresh_work_dir()?, !opts.detached),
+        };
+        let ports = allocate_ports()?;
+        let mut cluster = Self {
+            kubeconfig: work_dir.join("kubeconfig.yaml"),
+            work_dir,
+            ports,
+            processes: Vec::new(),
+            remove_work_dir,
+            detached: opts.detached,
+        };
+        cluster.write_files()?;
+        cluster.start_components(&opts).await?;
+        let client = cluster.client().await?;
+        nodes::create_fake_nodes(&client, opts.nodes, &NodeShape::gpu(opts.gpus_per_node)).await?;
+        nodes::wait_schedulable(&client, opts.nodes, Duration::from_secs(60)).await?;
+        cluster.write_state()?;
+        tracing::info!(
+            "local cluster ready in {:.1}s",
+            started.elapsed().as_secs_f64()
+        );
+        Ok(cluster)
+    }
+
+    fn write_files(&self) -> Result<(), ClusterError> {
+        let w = &self.work_dir;
+        for dir in ["pki", "logs", "etcd", "kwok-home"] {
+            std::fs::create_dir_all(w.join(dir)).map_err(|e| io(w, e))?;
+        }
+        let pki_dir = w.join("pki");
+        let ca = Ca::generate()?;
+        ca.pair.write(&pki_dir, "ca")?;
+        ca.serving(
+            "kube-apiserver",
+            &[
+                "kubernetes",
+                "kubernetes.default",
+                "kubernetes.default.svc",
+                "kubernetes.default.svc.cluster.local",
+            ],
+            &["10.96.0.1"
+                .parse()
+                .map_err(|_| ClusterError::Other("service IP".into()))?],
+        )?
+        .write(&pki_dir, "apiserver")?;
+        ca.client("kube-admin", Some("system:masters"))?
+            .write(&pki_dir, "admin")?;
+        let (sa_private, sa_public) = pki::service_account_key()?;
+        write(&pki_dir.join("sa.key"), &sa_private)?;
+        write(&pki_dir.join("sa.pub"), &sa_public)?;
+        write(&self.kubeconfig, &commands::kubeconfig(w, &self.ports))?;
+        write(&w.join("kwok.yaml"), &commands::kwok_config())?;
+        Ok(())
+    }
+
+    async fn start_components(&mut self, opts: &LocalOptions) -> Result<(), ClusterError> {
+        let w = self.work_dir.clone();
+        let cache = &opts.cache;
+        let kube = Component::kubernetes();
+        let pki_dir = w.join("pki");
+        let read =
+            |name: &str| std::fs::read_to_string(pki_dir.join(name)).map_err(|e| io(&pki_dir, e));
+        let admin = health::admin_http(
+            &read("ca.crt")?,
+            &(read("admin.crt")? + &read("admin.key")?),
+        )?;
+        let insecure = health::insecure_http()?;
+        let p = self.ports;
+
+        let etcd = Component::etcd().binary(cache, "etcd");
+        self.start("etcd", &etcd, commands::etcd(&w, &p), &[], opts.detached)?;
+        self.wait(&admin, &format!("http://127.0.0.1:{}/health", p.etcd), 20)
+            .await?;
+
+        let apiserver = kube.binary(cache, "kube-apiserver");
+        self.start(
+            "kube-apiserver",
+            &apiserver,
+            commands::apiserver(&w, &p),
+            &[],
+            opts.detached,
+        )?;
+        self.wait(
+            &admin,
+            &format!("https://127.0.0.1:{}/readyz", p.apiserver),
+            90,
+        )
+        .await?;
+
+        let kcm = kube.binary(cache, "kube-controller-manager");
+        self.start(
+            "kube-controller-manager",
+            &kcm,
+            commands::controller_manager(&w, &p),
+            &[],
+            opts.detached,
+        )?;
+        let scheduler = kube.binary(cache, "kube-scheduler");
+        self.start(
+            "kube-scheduler",
+            &scheduler,
+            commands::scheduler(&w, &p),
+            &[],
+            opts.detached,
+        )?;
+        let kwok = Component::kwok().binary(cache, "kwok");
+        let home = [("HOME", w.join("kwok-home").display().to_string())];
+        self.start("kwok", &kwok, commands::kwok(&w, &p), &home, opts.detached)?;
+
+        self.wait(
+            &insecure,
+            &format!("https://127.0.0.1:{}/healthz", p.controller_manager),
+            60,
+        )
+        .await?;
+        self.wait(
+            &insecure,
+            &format!("https://127.0.0.1:{}/readyz", p.scheduler),
+            60,
+        )
+        .await?;
+        self.wait(
+            &insecure,
+            &format!("http://127.0.0.1:{}/healthz", p.kwok),
+            60,
+        )
+        .await?;
+        Ok(())
+    }
+
+    fn start(
+        &mut self,
+        name: &str,
+        binary: &Path,
+        args: Vec<String>,
+        envs: &[(&str, String)],
+        detached: bool,
+    ) -> Result<(), ClusterError> {
+        let log = self.work_dir.join("logs").join(format!("{name}.log"));
+        let process = Process::start(name, binary, &args, envs, &log, detached).map_err(|e| {
+            ClusterError::Other(format!("cannot start {name} ({}): {e}", binary.display()))
+        })?;
+        self.processes.push(process);
+        Ok(())
+    }
+
+    /// Waits on the component started last.
+    async fn wait(
+        &mut self,
+        http: &reqwest::Client,
+        url: &str,
+        secs: u64,
+    ) -> Result<(), ClusterError> {
+        let Some(process) = self.processes.last_mut() else {
+            return Err(ClusterError::Other("no process to wait for".into()));
+        };
+        health::wait_ready(process, http, url, Duration::from_secs(secs)).await?;
+        Ok(())
+    }
+
+    fn write_state(&self) -> Result<(), ClusterError> {
+        let state = State {
+            ports: self.ports,
+            pids: self.pids(),
+        };
+        let json =
+            serde_json::to_string_pretty(&state).map_err(|e| ClusterError::Other(e.to_string()))?;
+        write(&self.work_dir.join("state.json"), &json)
+    }
+
+    pub fn work_dir(&self) -> &Path {
+        &self.work_dir
+    }
+
+    pub fn ports(&self) -> Ports {
+        self.ports
+    }
+
+    pub fn pids(&self) -> Vec<(String, u32)> {
+        self.processes
+            .iter()
+            .map(|p| (p.name.clone(), p.pid()))
+            .collect()
+    }
+
+    /// Resident memory of each component, in bytes.
+    pub fn resident_memory(&self) -> Vec<(String, u64)> {
+        self.processes
+            .iter()
+            .map(|p| (p.name.clone(), resident_bytes(p.pid()).unwrap_or(0)))
+            .collect()
+    }
+
+    pub fn log_path(&self, component: &str) -> PathBuf {
+        self.work_dir.join("logs").join(format!("{component}.log"))
+    }
+
+    pub fn log_tail(&self, component: &str, lines: usize) -> String {
+        log_tail(&self.log_path(component), lines)
+    }
+
+    /// Adds a process that belongs to the cluster (Kueue, a controller), stopped before the
+    /// control plane at teardown.
+    pub fn adopt(&mut self, process: Process) {
+        self.processes.push(process);
+    }
+
+    /// Stops and forgets the adopted process called `name`.
+    pub fn stop_process(&mut self, name: &str) -> bool {
+        let Some(index) = self.processes.iter().position(|p| p.name == name) else {
+            return false;
+        };
+        let mut process = self.processes.remove(index);
+        process.stop(Duration::from_secs(10));
+        true
+    }
+
+    fn shutdown(&mut self) {
+        while let Some(mut process) = self.processes.pop() {
+            process.stop(Duration::from_secs(10));
+        }
+        if self.remove_work_dir {
+            let _ = std::fs::remove_dir_all(&self.work_dir);
+        }
+    }
+}
+
+impl Drop for LocalCluster {
+    fn drop(&mut self) {
+        if self.detached {
+            // Process::drop would stop them: hand the children over to `cluster down`.
+            for process in std::mem::take(&mut self.processes) {
+                std::mem::forget(process);
+            }
+        } else {
+            self.shutdown();
+        }
+    }
+}
+
+#[async_trait::async_trait]
+impl Cluster for LocalCluster {
+    fn name(&self) -> &str {
+        "local"
+    }
+
+    fn kubeconfig(&self) -> &Path {
+        &self.kubeconfig
+    }
+
+    async fn client(&self) -> Result<kube::Client, ClusterError> {
+        client_from_kubeconfig(&self.kubeconfig).await
+    }
+
+    fn capabilities(&self) -> Capabilities {
+        Capabilities {
+            simulated_pod_outcomes: true,
+            fake_gpu_nodes: true,
+            restartable_control_plane: true,
+        }
+    }
+
+    async fn stop(&mut self) -> Result<(), ClusterError> {
+        self.detached = false;
+        self.shutdown();
+        Ok(())
+    }
+}
+
+/// Stops a detached cluster from its state file (`awconf cluster down`).
+pub fn down(work_dir: &Path) -> Result<Vec<String>, ClusterError> {
+    let state = read_state(work_dir)?;
+    let mut stopped = Vec::new();
+    for (name, pid) in state.pids.iter().rev() {
+        if crate::process::is_alive(*pid) {
+            crate::process::signal_group(*pid, libc::SIGTERM);
+            let deadline = Instant::now() + Duration::from_secs(10);
+            while crate::process::is_alive(*pid) && Instant::now() < deadline {
+                std::thread::sleep(Duration::from_millis(50));
+            }
+            crate::process::signal_group(*pid, libc::SIGKILL);
+            stopped.push(name.clone());
+        }
+    }
+    let _ = std::fs::remove_dir_all(work_dir);
+    Ok(stopped)
+}
+
+pub fn read_state(work_dir: &Path) -> Result<State, ClusterError> {
+    let path = work_dir.join("state.json");
+    let text = std::fs::read_to_string(&path).map_err(|_| {
+        ClusterError::Other(format!(
+            "no cluster state at {}: is a cluster up? (awconf cluster up --detach)",
+            path.display()
+        ))
+    })?;
+    serde_json::from_str(&text).map_err(|e| ClusterError::Other(format!("{}: {e}", path.display())))
+}
+
+fn allocate_ports() -> Result<Ports, ClusterError> {
+    let p = crate::ports::free_ports(6)
+        .map_err(|e| ClusterError::Other(format!("no free ports: {e}")))?;
+    Ok(Ports {
+        etcd: p[0],
+        etcd_peer: p[1],
+        apiserver: p[2],
+        controller_manager: p[3],
+        scheduler: p[4],
+        kwok: p[5],
+    })
+}
+
+fn fresh_work_dir() -> Result<PathBuf, ClusterError> {
+    static COUNTER: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+    let n = COUNTER.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    remove_stale_work_dirs();
+    let dir = std::env::temp_dir().join(format!("awconf-{}-{n}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).map_err(|e| io(&dir, e))?;
+    Ok(dir)
+}
+
+/// Work directories of test processes that died without cleaning up (their pid is gone).
+fn remove_stale_work_dirs() {
+    let Ok(entries) = std::fs::read_dir(std::env::temp_dir()) else {
+        return;
+    };
+    for entry in entries.flatten() {
+        let name = entry.file_name().to_string_lossy().to_string();
+        let pid = name
+            .strip_prefix("awconf-")
+            .and_then(|rest| rest.split('-').next())
+            .and_then(|p| p.parse().ok());
+        if let Some(pid) = pid
+            && pid != std::process::id()
+            && !crate::process::is_alive(pid)
+        {
+            let _ = std::fs::remove_dir_all(entry.path());
+        }
+    }
+}
+
+fn write(path: &Path, text: &str) -> Result<(), ClusterError> {
+    std::fs::write(path, text).map_err(|e| io(path, e))
+}
+
+fn io(path: &Path, e: std::io::Error) -> ClusterError {
+    ClusterError::Other(format!("{}: {e}", path.display()))
+}

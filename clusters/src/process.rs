@@ -1,0 +1,174 @@
+//! Child processes that never outlive the harness.
+//!
+//! Each child runs in its own process group (so a Ctrl-C in the terminal reaches only us, and we
+//! stop children in order) and asks the kernel for SIGKILL when its parent dies. Linux sends that
+//! signal when the *thread* that forked the child exits, so every child is forked by one spawner
+//! thread that lives as long as the process.
+
+use std::os::unix::process::CommandExt;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::sync::mpsc::{Sender, channel};
+use std::sync::{Mutex, OnceLock};
+use std::time::{Duration, Instant};
+
+type SpawnRequest = (Command, Sender<std::io::Result<Child>>);
+
+fn spawner() -> &'static Mutex<Sender<SpawnRequest>> {
+    static SPAWNER: OnceLock<Mutex<Sender<SpawnRequest>>> = OnceLock::new();
+    SPAWNER.get_or_init(|| {
+        let (tx, rx) = channel::<SpawnRequest>();
+        std::thread::Builder::new()
+            .name("awconf-spawner".into())
+            .spawn(move || {
+                for (mut cmd, reply) in rx {
+                    let _ = reply.send(cmd.spawn());
+                }
+            })
+            .map(|_| ())
+            .unwrap_or_else(|e| tracing::error!("cannot start the spawner thread: {e}"));
+        Mutex::new(tx)
+    })
+}
+
+/// A running component of a local cluster.
+#[derive(Debug)]
+pub struct Process {
+    pub name: String,
+    pub log: PathBuf,
+    child: Child,
+}
+
+impl Process {
+    /// Starts `program` with `args`, stdout and stderr appended to `log`.
+    /// A `detached` process survives the harness (for `cluster up --detach`).
+    pub fn start(
+        name: &str,
+        program: &Path,
+        args: &[String],
+        envs: &[(&str, String)],
+        log: &Path,
+        detached: bool,
+    ) -> std::io::Result<Self> {
+        let out = std::fs::OpenOptions::new()
+            .create(true)
+            .append(true)
+            .open(log)?;
+        let err = out.try_clone()?;
+        let mut cmd = Command::new(program);
+        cmd.args(args)
+            .envs(envs.iter().map(|(k, v)| (k, v)))
+            .stdin(Stdio::null())
+            .stdout(out)
+            .stderr(err)
+            .process_group(0);
+        if !detached {
+            let parent = std::process::id() as libc::pid_t;
+            // SAFETY: only async-signal-safe calls (prctl, getppid, _exit) run between fork and exec.
+            unsafe {
+                cmd.pre_exec(move || {
+                    if libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL) != 0 {
+                        return Err(std::io::Error::last_os_error());
+                    }
+                    if libc::getppid() != parent {
+                        libc::_exit(1);
+                    }
+                    Ok(())
+                });
+            }
+        }
+        let (tx, rx) = channel();
+        spawner()
+            .lock()
+            .map_err(|_| std::io::Error::other("spawner lock poisoned"))?
+            .send((cmd, tx))
+            .map_err(|_| std::io::Error::other("spawner thread is gone"))?;
+        let child = rx
+            .recv()
+            .map_err(|_| std::io::Error::other("spawner thread is gone"))??;
+        Ok(Self {
+            name: name.to_string(),
+            log: log.to_path_buf(),
+            child,
+        })
+    }
+
+    pub fn pid(&self) -> u32 {
+        self.child.id()
+    }
+
+    /// `Some(status)` once the process has exited.
+    pub fn exited(&mut self) -> Option<std::process::ExitStatus> {
+        self.child.try_wait().ok().flatten()
+    }
+
+    /// SIGTERM to the process group, then SIGKILL after `grace`.
+    pub fn stop(&mut self, grace: Duration) {
+        if self.exited().is_some() {
+            return;
+        }
+        signal_group(self.pid(), libc::SIGTERM);
+        let deadline = Instant::now() + grace;
+        while Instant::now() < deadline {
+            if self.exited().is_some() {
+                return;
+            }
+            std::thread::sleep(Duration::from_millis(50));
+        }
+        self.kill();
+    }
+
+    /// SIGKILL to the whole process group, as a crash would.
+    pub fn kill(&mut self) {
+        signal_group(self.pid(), libc::SIGKILL);
+        let _ = self.child.wait();
+    }
+
+    /// The last lines of the log, for error messages.
+    pub fn log_tail(&self, lines: usize) -> String {
+        log_tail(&self.log, lines)
+    }
+}
+
+impl Drop for Process {
+    fn drop(&mut self) {
+        self.stop(Duration::from_secs(5));
+    }
+}
+
+pub fn signal_group(pid: u32, signal: libc::c_int) {
+    // SAFETY: kill(2) with a negative pid signals a process group; no memory is involved.
+    unsafe {
+        libc::kill(-(pid as libc::pid_t), signal);
+    }
+}
+
+pub fn is_alive(pid: u32) -> bool {
+    // SAFETY: signal 0 only checks that the process exists.
+    let alive = unsafe { libc::kill(pid as libc::pid_t, 0) } == 0;
+    alive && !is_zombie(pid)
+}
+
+fn is_zombie(pid: u32) -> bool {
+    std::fs::read_to_string(format!("/proc/{pid}/stat"))
+        .ok()
+        .and_then(|stat| {
+            stat.rsplit_once(')')
+                .map(|(_, rest)| rest.trim_start().starts_with('Z'))
+        })
+        .unwrap_or(false)
+}
+
+pub fn log_tail(path: &Path, lines: usize) -> String {
+    let text = std::fs::read_to_string(path).unwrap_or_default();
+    let all: Vec<_> = text.lines().collect();
+    all[all.len().saturating_sub(lines)..].join("\n")
+}
+
+/// Resident memory of a process in bytes, from /proc.
+pub fn resident_bytes(pid: u32) -> Option<u64> {
+    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).ok()?;
+    let line = status.lines().find(|l| l.starts_with("VmRSS:"))?;
+    let kib: u64 = line.split_whitespace().nth(1)?.parse().ok()?;
+    Some(kib * 1024)
+}

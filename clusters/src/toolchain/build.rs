@@ -1,0 +1,341 @@
+//! `go build` of the pinned components into the cache, with visible progress.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::sync::mpsc;
+use std::time::{Duration, Instant};
+
+use super::{Component, check_go, wrapper_modules_dir};
+
+#[derive(Debug, thiserror::Error)]
+pub enum BuildError {
+    #[error(transparent)]
+    Go(#[from] super::GoError),
+    #[error("{component}: {message}\n  log: {log}")]
+    Failed {
+        component: String,
+        message: String,
+        log: String,
+    },
+    #[error("{0}: {1}")]
+    Io(String, std::io::Error),
+}
+
+/// What a build did, for the progress summary and the closing figures.
+#[derive(Clone, Debug)]
+pub struct BuildReport {
+    pub component: Component,
+    pub elapsed: Duration,
+    pub cached: bool,
+}
+
+/// Builds `component` unless its binaries are already in the cache.
+pub fn ensure(component: &Component, cache: &Path) -> Result<BuildReport, BuildError> {
+    if component.is_built(cache) {
+        return Ok(BuildReport {
+            component: component.clone(),
+            elapsed: Duration::ZERO,
+            cached: true,
+        });
+    }
+    check_go()?;
+    let started = Instant::now();
+    let (tx, rx) = mpsc::channel::<()>();
+    let label = component.to_string();
+    let ticker = std::thread::spawn(move || {
+        eprintln!("[toolchain] building {label} with go build (a cold build takes minutes)");
+        while let Err(mpsc::RecvTimeoutError::Timeout) = rx.recv_timeout(Duration::from_secs(20)) {
+            eprintln!(
+                "[toolchain] still building {label}: {}s",
+                started.elapsed().as_secs()
+            );
+        }
+    });
+    let result = build(component, cache);
+    let _ = tx.send(());
+    let _ = ticker.join();
+    result?;
+    let elapsed = started.elapsed();
+    eprintln!("[toolchain] built {component} in {}s", elapsed.as_secs());
+    Ok(BuildReport {
+        component: component.clone(),
+        elapsed,
+        cached: false,
+    })
+}
+
+/// Builds several components concurrently, as many at once as memory allows.
+pub fn build_all(components: &[Component], cache: &Path) -> Result<Vec<BuildReport>, BuildError> {
+    let slots = parallel_slots(available_memory_bytes());
+    let mut reports = Vec::new();
+    for chunk in components.chunks(slots) {
+        let results: Vec<_> = std::thread::scope(|scope| {
+            let handles: Vec<_> = chunk
+                .iter()
+                .map(|c| scope.spawn(move || ensure(c, cache)))
+                .collect();
+            handles.into_iter().map(|h| h.join()).collect()
+        });
+        for result in results {
+            match result {
+                Ok(report) => reports.push(report?),
+                Err(_) => {
+                    return Err(BuildError::Io(
+                        "build thread".into(),
+                        std::io::Error::other("a build thread panicked"),
+                    ));
+                }
+            }
+        }
+    }
+    Ok(reports)
+}
+
+/// A cold `go build` of kube-apiserver or Kueue peaks near 3 GB.
+fn parallel_slots(available: Option<u64>) -> usize {
+    const PER_BUILD: u64 = 3 << 30;
+    available.map_or(1, |bytes| (bytes / PER_BUILD).clamp(1, 3) as usize)
+}
+
+fn available_memory_bytes() -> Option<u64> {
+    let meminfo = std::fs::read_to_string("/proc/meminfo").ok()?;
+    let line = meminfo.lines().find(|l| l.starts_with("MemAvailable:"))?;
+    let kib: u64 = line.split_whitespace().nth(1)?.parse().ok()?;
+    Some(kib * 1024)
+}
+
+fn build(component: &Component, cache: &Path) -> Result<(), BuildError> {
+    let fail = |message: String, log: &Path| BuildError::Failed {
+        component: component.to_string(),
+        message,
+        log: log.display().to_string(),
+    };
+    let io = |what: &str, e| BuildError::Io(format!("{component}: {what}"), e);
+    let final_dir = component.dir(cache);
+    let partial = final_dir.with_extension("partial");
+    let logs = cache.join("logs");
+    std::fs::create_dir_all(&logs).map_err(|e| io("create cache", e))?;
+    let log_path = logs.join(format!(
+        "build-{}-{}.log",
+        component.name, component.version
+    ));
+    let _ = std::fs::remove_dir_all(&partial);
+    std::fs::create_dir_all(&partial).map_err(|e| io("create build dir", e))?;
+    let module = module_dir(component, cache)?;
+    let log = std::fs::File::create(&log_path).map_err(|e| io("create log", e))?;
+    let log_err = log.try_clone().map_err(|e| io("log", e))?;
+    let mut cmd = go_command(&module);
+    cmd.arg("build").args(build_args(component, &partial));
+    let status = cmd
+        .stdout(Stdio::from(log))
+        .stderr(Stdio::from(log_err))
+        .status()
+        .map_err(|e| io("run go build", e))?;
+    if !status.success() {
+        let tail = last_lines(&log_path, 15);
+        return Err(fail(
+            format!("go build failed ({status}):\n{tail}"),
+            &log_path,
+        ));
+    }
+    for binary in component.binaries() {
+        verify(component, &partial.join(binary)).map_err(|m| fail(m, &log_path))?;
+    }
+    let _ = std::fs::remove_dir_all(&final_dir);
+    std::fs::rename(&partial, &final_dir).map_err(|e| io("move into cache", e))?;
+    Ok(())
+}
+
+fn go_command(module: &Path) -> Command {
+    let mut cmd = Command::new("go");
+    cmd.current_dir(module)
+        .env("GOTOOLCHAIN", "local")
+        .env("CGO_ENABLED", "0")
+        // scheduler-library (a Kueue 0.19 dependency) is not in the checksum database; go.sum pins it.
+        .env("GONOSUMDB", "sigs.k8s.io/scheduler-library")
+        .stdin(Stdio::null());
+    cmd
+}
+
+/// The committed wrapper module, or one generated in the cache for an unpinned Kueue version.
+fn module_dir(component: &Component, cache: &Path) -> Result<PathBuf, BuildError> {
+    let committed = match component.name {
+        "kueue" => wrapper_modules_dir().join(format!("kueue-{}", component.version)),
+        name => wrapper_modules_dir().join(name),
+    };
+    if committed.join("go.mod").is_file() {
+        return Ok(committed);
+    }
+    let generated = cache
+        .join("modules")
+        .join(format!("{}-{}", component.name, component.version));
+    let io = |e| BuildError::Io(format!("{component}: wrapper module"), e);
+    std::fs::create_dir_all(&generated).map_err(io)?;
+    let go_mod = format!(
+        "module awconf.invalid/toolchain/kueue\n\ngo 1.26.0\n\nrequire sigs.k8s.io/kueue {}\n\ntool sigs.k8s.io/kueue/cmd/kueue\n",
+        component.version
+    );
+    std::fs::write(generated.join("go.mod"), go_mod).map_err(io)?;
+    let out = go_command(&generated)
+        .args(["mod", "tidy"])
+        .output()
+        .map_err(io)?;
+    if !out.status.success() {
+        return Err(BuildError::Failed {
+            component: component.to_string(),
+            message: format!(
+                "`go mod tidy` for a Kueue version without a committed wrapper failed; is {} served by the Go module proxy?\n{}",
+                component.version,
+                String::from_utf8_lossy(&out.stderr)
+            ),
+            log: generated.display().to_string(),
+        });
+    }
+    Ok(generated)
+}
+
+fn build_args(component: &Component, out_dir: &Path) -> Vec<String> {
+    let v = &component.version;
+    let out = format!("{}/", out_dir.display());
+    let mut args = vec!["-trimpath".to_string()];
+    let (ldflags, packages): (String, Vec<String>) = match component.name {
+        "kubernetes" => {
+            let minor = v.split('.').nth(1).unwrap_or("0");
+            let mut ld = "-s -w".to_string();
+            for pkg in [
+                "k8s.io/component-base/version",
+                "k8s.io/client-go/pkg/version",
+            ] {
+                ld.push_str(&format!(
+                    " -X {pkg}.gitVersion={v} -X {pkg}.gitMajor=1 -X {pkg}.gitMinor={minor} -X {pkg}.gitTreeState=clean -X {pkg}.buildDate=1970-01-01T00:00:00Z"
+                ));
+            }
+            args.push("-tags=notest".into());
+            let pkgs = component
+                .binaries()
+                .iter()
+                .map(|b| format!("k8s.io/kubernetes/cmd/{b}"))
+                .collect();
+            (ld, pkgs)
+        }
+        "etcd" => ("-s -w".into(), vec!["go.etcd.io/etcd/server/v3".into()]),
+        "kwok" => (
+            format!("-s -w -X sigs.k8s.io/kwok/pkg/consts.Version={v}"),
+            vec!["sigs.k8s.io/kwok/cmd/kwok".into()],
+        ),
+        _ => (
+            format!("-s -w -X sigs.k8s.io/kueue/pkg/version.GitVersion={v}"),
+            vec!["sigs.k8s.io/kueue/cmd/kueue".into()],
+        ),
+    };
+    args.push(format!("-ldflags={ldflags}"));
+    // A single package needs a file name: a /v3 module would otherwise be named `v3`.
+    if packages.len() == 1 {
+        args.push(format!(
+            "-o={}",
+            out_dir.join(component.binaries()[0]).display()
+        ));
+    } else {
+        args.push(format!("-o={out}"));
+    }
+    args.extend(packages);
+    args
+}
+
+/// Runs the fresh binary once, so that a broken build never lands in the cache.
+fn verify(component: &Component, binary: &Path) -> Result<(), String> {
+    let (arg, expect) = match component.name {
+        "etcd" => (
+            "--version",
+            component.version.trim_start_matches('v').to_string(),
+        ),
+        "kueue" => ("--help", "-config".to_string()),
+        _ => ("--version", component.version.clone()),
+    };
+    let out = Command::new(binary)
+        .arg(arg)
+        .stdin(Stdio::null())
+        .output()
+        .map_err(|e| format!("cannot run {}: {e}", binary.display()))?;
+    let text = format!(
+        "{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    if text.contains(&expect) {
+        Ok(())
+    } else {
+        Err(format!(
+            "`{} {arg}` did not mention {expect:?}; it printed:\n{text}",
+            binary.display()
+        ))
+    }
+}
+
+fn last_lines(path: &Path, n: usize) -> String {
+    let text = std::fs::read_to_string(path).unwrap_or_default();
+    let lines: Vec<_> = text.lines().collect();
+    lines[lines.len().saturating_sub(n)..].join("\n")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn memory_decides_how_many_builds_run_at_once() {
+        assert_eq!(parallel_slots(None), 1);
+        assert_eq!(parallel_slots(Some(2 << 30)), 1);
+        assert_eq!(parallel_slots(Some(7 << 30)), 2);
+        assert_eq!(parallel_slots(Some(64 << 30)), 3);
+    }
+
+    #[test]
+    fn kubernetes_builds_three_binaries_with_version_stamps() {
+        let args = build_args(&Component::kubernetes(), Path::new("/c/k"));
+        assert!(args.iter().any(|a| a == "-o=/c/k/"));
+        assert!(
+            args.iter()
+                .any(|a| a.contains("gitVersion=v1.36.3") && a.contains("gitMinor=36"))
+        );
+        assert_eq!(
+            args.iter()
+                .filter(|a| a.starts_with("k8s.io/kubernetes/cmd/"))
+                .count(),
+            3
+        );
+    }
+
+    #[test]
+    fn single_binaries_get_an_explicit_output_name() {
+        let args = build_args(&Component::etcd(), Path::new("/c/e"));
+        assert!(args.contains(&"-o=/c/e/etcd".to_string()));
+        assert_eq!(
+            args.last().map(String::as_str),
+            Some("go.etcd.io/etcd/server/v3")
+        );
+    }
+
+    #[test]
+    fn wrapper_modules_require_the_pinned_versions() {
+        let dir = wrapper_modules_dir();
+        let cases = [
+            ("kubernetes", "k8s.io/kubernetes", super::super::KUBERNETES),
+            ("etcd", "go.etcd.io/etcd/server/v3", super::super::ETCD),
+            ("kwok", "sigs.k8s.io/kwok", super::super::KWOK),
+        ];
+        for (module, path, version) in cases {
+            let go_mod = std::fs::read_to_string(dir.join(module).join("go.mod")).unwrap();
+            assert!(
+                go_mod.contains(&format!("{path} {version}")),
+                "{module}/go.mod does not pin {path} {version}"
+            );
+        }
+        for version in super::super::KUEUE_PINNED {
+            let go_mod =
+                std::fs::read_to_string(dir.join(format!("kueue-{version}")).join("go.mod"))
+                    .unwrap();
+            assert!(go_mod.contains(&format!("sigs.k8s.io/kueue {version}")));
+        }
+    }
+}

@@ -1,0 +1,12 @@
+//! The one place that pins what the embedded cluster runs. The wrapper modules under
+//! `clusters/toolchain/` require the same versions; a test keeps the two in step.
+
+pub const KUBERNETES: &str = "v1.36.3";
+pub const ETCD: &str = "v3.6.16";
+pub const KWOK: &str = "v0.8.0";
+pub const KUEUE_DEFAULT: &str = "v0.19.2";
+/// Kueue versions with a committed wrapper module (go.mod and go.sum) under `clusters/toolchain/`.
+/// Other versions get a wrapper generated in the cache, which needs the Go module proxy.
+pub const KUEUE_PINNED: &[&str] = &["v0.19.2", "v0.18.4"];
+/// The oldest Go that builds all of the above (Kubernetes 1.36 and Kueue 0.18+ say `go 1.26.0`).
+pub const MIN_GO: (u32, u32) = (1, 26);
