@@ -2,6 +2,8 @@
 //! modules, and the interface that the kind, k3d, k3s and existing-cluster providers implement.
 
 pub mod cluster;
+pub mod crds;
+pub mod kueue;
 pub mod local;
 pub mod nodes;
 pub mod pki;

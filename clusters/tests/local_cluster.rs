@@ -1,43 +1,16 @@
 //! The embedded cluster is a real cluster: Jobs run, the garbage collector collects, the
 //! scheduler refuses what does not fit, and nothing outlives the test process.
 
+mod support;
+
 use std::time::{Duration, Instant};
 
-use clusters::Cluster;
 use clusters::local::{self, LocalCluster};
 use k8s_openapi::api::batch::v1::Job;
-use k8s_openapi::api::core::v1::{Namespace, Pod};
+use k8s_openapi::api::core::v1::Pod;
 use kube::api::{Api, DeleteParams, ListParams, PostParams, PropagationPolicy};
 use serde_json::json;
-
-async fn namespace(cluster: &LocalCluster, name: &str) -> kube::Client {
-    let client = cluster.client().await.expect("client");
-    let ns: Namespace = serde_json::from_value(json!({"metadata": {"name": name}})).unwrap();
-    Api::<Namespace>::all(client.clone())
-        .create(&PostParams::default(), &ns)
-        .await
-        .expect("namespace");
-    client
-}
-
-/// Polls `check` every 200 ms until it returns `Some`, or panics with `what` after `secs`.
-async fn eventually<T, F, Fut>(secs: u64, what: &str, mut check: F) -> T
-where
-    F: FnMut() -> Fut,
-    Fut: std::future::Future<Output = Option<T>>,
-{
-    let deadline = Instant::now() + Duration::from_secs(secs);
-    loop {
-        if let Some(value) = check().await {
-            return value;
-        }
-        assert!(
-            Instant::now() < deadline,
-            "timed out after {secs}s waiting for {what}"
-        );
-        tokio::time::sleep(Duration::from_millis(200)).await;
-    }
-}
+use support::{eventually, namespace};
 
 fn pod(name: &str, labels: serde_json::Value, annotations: serde_json::Value, gpus: u32) -> Pod {
     serde_json::from_value(json!({

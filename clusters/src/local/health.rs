@@ -6,24 +6,10 @@ use crate::process::Process;
 
 #[derive(Debug, thiserror::Error)]
 pub enum HealthError {
-    #[error("{name} exited ({status}) while starting; last lines of {log}:\n{tail}")]
-    Exited {
-        name: String,
-        status: String,
-        log: String,
-        tail: String,
-    },
-    #[error(
-        "{name} was not ready at {url} after {secs}s (last answer: {last}); last lines of {log}:\n{tail}"
-    )]
-    Timeout {
-        name: String,
-        url: String,
-        secs: u64,
-        last: String,
-        log: String,
-        tail: String,
-    },
+    #[error("{0}")]
+    Exited(String),
+    #[error("{0}")]
+    Timeout(String),
     #[error("http client: {0}")]
     Client(#[from] reqwest::Error),
 }
@@ -38,12 +24,12 @@ pub async fn wait_ready(
     let deadline = Instant::now() + timeout;
     loop {
         if let Some(status) = process.exited() {
-            return Err(HealthError::Exited {
-                name: process.name.clone(),
-                status: status.to_string(),
-                log: process.log.display().to_string(),
-                tail: process.log_tail(20),
-            });
+            return Err(HealthError::Exited(format!(
+                "{} exited ({status}) while starting; last lines of {}:\n{}",
+                process.name,
+                process.log.display(),
+                process.log_tail(20)
+            )));
         }
         let last = match http.get(url).timeout(Duration::from_secs(2)).send().await {
             Ok(resp) if resp.status().is_success() => return Ok(()),
@@ -51,14 +37,13 @@ pub async fn wait_ready(
             Err(e) => e.to_string(),
         };
         if Instant::now() >= deadline {
-            return Err(HealthError::Timeout {
-                name: process.name.clone(),
-                url: url.to_string(),
-                secs: timeout.as_secs(),
-                last,
-                log: process.log.display().to_string(),
-                tail: process.log_tail(20),
-            });
+            return Err(HealthError::Timeout(format!(
+                "{} was not ready at {url} after {}s (last answer: {last}); last lines of {}:\n{}",
+                process.name,
+                timeout.as_secs(),
+                process.log.display(),
+                process.log_tail(20)
+            )));
         }
         tokio::time::sleep(Duration::from_millis(100)).await;
     }

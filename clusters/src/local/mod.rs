@@ -2,7 +2,7 @@
 //! run as host processes from the pinned binaries.
 
 pub mod commands;
-mod health;
+pub mod health;
 mod shared;
 
 use std::path::{Path, PathBuf};
@@ -16,7 +16,7 @@ use crate::pki::{self, Ca};
 use crate::process::{Process, log_tail, resident_bytes};
 use crate::toolchain::{self, Component};
 
-pub use health::HealthError;
+pub use health::{HealthError, wait_ready};
 pub use shared::shared;
 
 /// How to bring up a local cluster.

@@ -194,6 +194,34 @@ fn module_dir(component: &Component, cache: &Path) -> Result<PathBuf, BuildError
     Ok(generated)
 }
 
+/// The extracted source of `module` at the version `component`'s wrapper module selects
+/// (CRDs and webhook manifests ship inside Go module zips).
+pub fn module_source(
+    component: &Component,
+    cache: &Path,
+    module: &str,
+) -> Result<PathBuf, BuildError> {
+    let dir = module_dir(component, cache)?;
+    let io = |e| BuildError::Io(format!("{component}: go mod download {module}"), e);
+    let out = go_command(&dir)
+        .args(["mod", "download", "-json", module])
+        .output()
+        .map_err(io)?;
+    let info: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap_or_default();
+    match info["Dir"].as_str() {
+        Some(path) if out.status.success() => Ok(PathBuf::from(path)),
+        _ => Err(BuildError::Failed {
+            component: component.to_string(),
+            message: format!(
+                "`go mod download {module}` failed: {}{}",
+                info["Error"].as_str().unwrap_or_default(),
+                String::from_utf8_lossy(&out.stderr)
+            ),
+            log: dir.display().to_string(),
+        }),
+    }
+}
+
 fn build_args(component: &Component, out_dir: &Path) -> Vec<String> {
     let v = &component.version;
     let out = format!("{}/", out_dir.display());

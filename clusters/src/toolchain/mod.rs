@@ -4,7 +4,7 @@ mod build;
 mod go;
 mod versions;
 
-pub use build::{BuildError, BuildReport, build_all, ensure};
+pub use build::{BuildError, BuildReport, build_all, ensure, module_source};
 pub use go::{GoError, check_go};
 pub use versions::*;
 

@@ -1,0 +1,264 @@
+//! The real Kueue manager, built from its Go module and run as a local process beside the
+//! embedded cluster, with its webhooks registered by URL.
+
+mod config;
+pub mod objects;
+mod shared;
+mod version;
+mod webhooks;
+
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+
+use k8s_openapi::api::admissionregistration::v1::{
+    MutatingWebhookConfiguration, ValidatingWebhookConfiguration,
+};
+use k8s_openapi::api::core::v1::Namespace;
+use kube::api::{Api, DynamicObject, Patch, PatchParams, PostParams};
+use serde_json::json;
+
+pub use shared::{host, shared, test_version};
+pub use version::KueueVersion;
+
+use crate::cluster::{ClusterError, client_from_kubeconfig};
+use crate::pki::Ca;
+use crate::process::Process;
+use crate::toolchain::{self, Component};
+
+/// Kueue hard-codes where it reads its metrics certificate when internal cert management is off.
+pub const METRICS_CERT_DIR: &str = "/etc/kueue/metrics/certs";
+
+/// Where Kueue runs: the cluster's files (kubeconfig, CA) and the binary cache.
+#[derive(Clone, Debug)]
+pub struct KueueHost {
+    pub work_dir: PathBuf,
+    pub kubeconfig: PathBuf,
+    pub cache: PathBuf,
+}
+
+pub struct Kueue {
+    host: KueueHost,
+    version: KueueVersion,
+    webhook_port: u16,
+    health_port: u16,
+    process: Option<Process>,
+}
+
+impl Kueue {
+    /// Builds Kueue if needed, installs its CRDs and the AppWrapper CRD, starts the manager,
+    /// registers its webhooks and waits until they answer.
+    pub async fn start(host: KueueHost, version: &str) -> Result<Self, ClusterError> {
+        let version = KueueVersion::parse(version).map_err(ClusterError::Other)?;
+        let ports = crate::ports::free_ports(2)
+            .map_err(|e| ClusterError::Other(format!("no free ports: {e}")))?;
+        let mut kueue = Self {
+            host,
+            version,
+            webhook_port: ports[0],
+            health_port: ports[1],
+            process: None,
+        };
+        let client = kueue.client().await?;
+        let aw_crd = appwrapper_controller::crd::appwrapper_crd();
+        crate::crds::install(&client, std::slice::from_ref(&aw_crd)).await?;
+        let ns: Namespace =
+            serde_json::from_value(json!({ "metadata": { "name": "kueue-system" } }))
+                .map_err(|e| ClusterError::Other(e.to_string()))?;
+        match Api::<Namespace>::all(client.clone())
+            .create(&PostParams::default(), &ns)
+            .await
+        {
+            Ok(_) => {}
+            Err(kube::Error::Api(e)) if e.code == 409 => {}
+            Err(e) => return Err(e.into()),
+        }
+        kueue.write_certs()?;
+        kueue.launch(version).await?;
+        Ok(kueue)
+    }
+
+    pub fn version(&self) -> KueueVersion {
+        self.version
+    }
+
+    pub fn log_path(&self) -> PathBuf {
+        self.host.work_dir.join("logs").join("kueue.log")
+    }
+
+    pub fn pid(&self) -> Option<u32> {
+        self.process.as_ref().map(Process::pid)
+    }
+
+    /// Stops the manager; its objects stay.
+    pub fn stop(&mut self) {
+        if let Some(mut process) = self.process.take() {
+            process.stop(Duration::from_secs(10));
+        }
+    }
+
+    /// Starts the same version again after [`Kueue::stop`].
+    pub async fn restart(&mut self) -> Result<(), ClusterError> {
+        self.stop();
+        self.launch(self.version).await
+    }
+
+    /// Replaces the running manager with another version in place: the new version's CRDs are
+    /// applied over the old ones and every existing object is kept.
+    pub async fn upgrade(&mut self, version: &str) -> Result<(), ClusterError> {
+        let version = KueueVersion::parse(version).map_err(ClusterError::Other)?;
+        build(&self.host.cache, version).await?;
+        self.stop();
+        self.launch(version).await
+    }
+
+    async fn client(&self) -> Result<kube::Client, ClusterError> {
+        client_from_kubeconfig(&self.host.kubeconfig).await
+    }
+
+    async fn launch(&mut self, version: KueueVersion) -> Result<(), ClusterError> {
+        let component = build(&self.host.cache, version).await?;
+        let source = toolchain::module_source(&component, &self.host.cache, "sigs.k8s.io/kueue")?;
+        let client = self.client().await?;
+        let crds = crate::crds::read_dir(&source.join("config/components/crd/bases"))?;
+        crate::crds::install(&client, &crds).await?;
+
+        let dir = self.host.work_dir.join("kueue");
+        let config = config::render(&config::ConfigInput {
+            version,
+            webhook_port: self.webhook_port,
+            health_port: self.health_port,
+            cert_dir: &dir.join("certs"),
+        });
+        let config_path = dir.join("config.yaml");
+        std::fs::write(&config_path, config).map_err(|e| io(&config_path, e))?;
+        let args = vec![
+            format!("--config={}", config_path.display()),
+            format!("--kubeconfig={}", self.host.kubeconfig.display()),
+            "--zap-log-level=info".to_string(),
+        ];
+        let binary = component.binary(&self.host.cache, "kueue");
+        let process = Process::start("kueue", &binary, &args, &[], &self.log_path(), false)
+            .map_err(|e| ClusterError::Other(format!("cannot start {}: {e}", binary.display())))?;
+        let process = self.process.insert(process);
+        let ready = format!("http://127.0.0.1:{}/readyz", self.health_port);
+        let http = reqwest::Client::new();
+        crate::local::wait_ready(process, &http, &ready, Duration::from_secs(120)).await?;
+        self.version = version;
+
+        let manifests = source.join("config/components/webhook/manifests.yaml");
+        let text = std::fs::read_to_string(&manifests).map_err(|e| io(&manifests, e))?;
+        let docs = serde_saphyr::from_multiple::<serde_json::Value>(&text)
+            .map_err(|e| ClusterError::Other(format!("{}: {e}", manifests.display())))?;
+        let ca = std::fs::read_to_string(self.host.work_dir.join("pki/ca.crt"))
+            .map_err(|e| io(&manifests, e))?;
+        let configs =
+            webhooks::rewrite(docs, self.webhook_port, &ca).map_err(ClusterError::Other)?;
+        apply_webhooks(&client, configs).await?;
+        wait_webhook_live(&client, Duration::from_secs(60)).await
+    }
+
+    fn write_certs(&self) -> Result<(), ClusterError> {
+        let dir = self.host.work_dir.join("kueue").join("certs");
+        std::fs::create_dir_all(&dir).map_err(|e| io(&dir, e))?;
+        let ca = Ca::load(&self.host.work_dir.join("pki"), "ca")?;
+        let pair = ca.serving("kueue-webhook", &[], &[])?;
+        write_pair(&pair, &dir)?;
+        let metrics = Path::new(METRICS_CERT_DIR);
+        std::fs::create_dir_all(metrics).and_then(|_| {
+            std::fs::write(metrics.join("tls.crt"), &pair.cert_pem)?;
+            std::fs::write(metrics.join("tls.key"), &pair.key_pem)
+        })
+        .map_err(|e| {
+            ClusterError::Other(format!(
+                "Kueue reads a metrics certificate from {METRICS_CERT_DIR} (a path it hard-codes) and stops \
+                 without one, but it cannot be written: {e}. Run as root, or create the directory and make it \
+                 writable for this user (sudo mkdir -p {METRICS_CERT_DIR} && sudo chown $USER {METRICS_CERT_DIR})."
+            ))
+        })
+    }
+}
+
+impl Drop for Kueue {
+    fn drop(&mut self) {
+        self.stop();
+    }
+}
+
+async fn build(cache: &Path, version: KueueVersion) -> Result<Component, ClusterError> {
+    let component = Component::kueue(&version.to_string());
+    let (c, cache) = (component.clone(), cache.to_path_buf());
+    tokio::task::spawn_blocking(move || toolchain::ensure(&c, &cache))
+        .await
+        .map_err(|e| ClusterError::Other(e.to_string()))??;
+    Ok(component)
+}
+
+fn write_pair(pair: &crate::pki::CertPair, dir: &Path) -> Result<(), ClusterError> {
+    std::fs::write(dir.join("tls.crt"), &pair.cert_pem).map_err(|e| io(dir, e))?;
+    std::fs::write(dir.join("tls.key"), &pair.key_pem).map_err(|e| io(dir, e))
+}
+
+async fn apply_webhooks(
+    client: &kube::Client,
+    configs: Vec<serde_json::Value>,
+) -> Result<(), ClusterError> {
+    let params = PatchParams::apply("awconf").force();
+    for config in configs {
+        let name = config["metadata"]["name"]
+            .as_str()
+            .unwrap_or_default()
+            .to_string();
+        match config["kind"].as_str() {
+            Some("MutatingWebhookConfiguration") => {
+                let api: Api<MutatingWebhookConfiguration> = Api::all(client.clone());
+                api.patch(&name, &params, &Patch::Apply(&config)).await?;
+            }
+            _ => {
+                let api: Api<ValidatingWebhookConfiguration> = Api::all(client.clone());
+                api.patch(&name, &params, &Patch::Apply(&config)).await?;
+            }
+        }
+    }
+    Ok(())
+}
+
+/// A dry-run AppWrapper with a queue name must come back suspended by Kueue's webhook.
+async fn wait_webhook_live(client: &kube::Client, timeout: Duration) -> Result<(), ClusterError> {
+    let ar = kube::discovery::ApiResource::erase::<appwrapper_controller::api::AppWrapper>(&());
+    let api: Api<DynamicObject> = Api::namespaced_with(client.clone(), "default", &ar);
+    let probe: DynamicObject = serde_json::from_value(json!({
+        "apiVersion": "workload.codeflare.dev/v1beta2", "kind": "AppWrapper",
+        "metadata": { "name": "awconf-webhook-probe", "labels": { "kueue.x-k8s.io/queue-name": "probe" } },
+        "spec": { "suspend": false, "components": [{ "template": {
+            "apiVersion": "v1", "kind": "Pod", "metadata": { "name": "probe" },
+            "spec": { "containers": [{ "name": "c", "image": "busybox" }] } } }] },
+    }))
+    .map_err(|e| ClusterError::Other(e.to_string()))?;
+    let deadline = Instant::now() + timeout;
+    let mut last = String::new();
+    while Instant::now() < deadline {
+        match api
+            .create(
+                &PostParams {
+                    dry_run: true,
+                    ..Default::default()
+                },
+                &probe,
+            )
+            .await
+        {
+            Ok(created) if created.data["spec"]["suspend"] == true => return Ok(()),
+            Ok(_) => last = "the AppWrapper was not suspended".into(),
+            Err(e) => last = e.to_string(),
+        }
+        tokio::time::sleep(Duration::from_millis(250)).await;
+    }
+    Err(ClusterError::Other(format!(
+        "Kueue's AppWrapper webhook did not answer within {}s: {last}",
+        timeout.as_secs()
+    )))
+}
+
+fn io(path: &Path, e: std::io::Error) -> ClusterError {
+    ClusterError::Other(format!("{}: {e}", path.display()))
+}

@@ -1,0 +1,45 @@
+//! One Kueue per test process, on the process-wide local cluster.
+
+use std::sync::OnceLock;
+
+use tokio::sync::Mutex;
+
+use super::{Kueue, KueueHost};
+use crate::local::{self, LocalCluster};
+use crate::toolchain::KUEUE_DEFAULT;
+
+/// The Kueue version tests run against: `$AWCONF_KUEUE_VERSION`, else the pinned default.
+pub fn test_version() -> String {
+    std::env::var("AWCONF_KUEUE_VERSION").unwrap_or_else(|_| KUEUE_DEFAULT.to_string())
+}
+
+pub fn host(cluster: &LocalCluster) -> KueueHost {
+    KueueHost {
+        work_dir: cluster.work_dir().to_path_buf(),
+        kubeconfig: crate::Cluster::kubeconfig(cluster).to_path_buf(),
+        cache: crate::toolchain::cache_dir(),
+    }
+}
+
+/// The shared cluster with Kueue of `version` running; started on first use on a thread of
+/// its own. The mutex lets `@serial` work stop, restart or upgrade it.
+pub fn shared(version: &str) -> Result<(&'static LocalCluster, &'static Mutex<Kueue>), String> {
+    static KUEUE: OnceLock<Result<Mutex<Kueue>, String>> = OnceLock::new();
+    let cluster = local::shared()?;
+    let version = version.to_string();
+    let kueue = KUEUE
+        .get_or_init(|| {
+            std::thread::spawn(move || {
+                let runtime = tokio::runtime::Runtime::new().map_err(|e| e.to_string())?;
+                runtime
+                    .block_on(Kueue::start(host(cluster), &version))
+                    .map(Mutex::new)
+                    .map_err(|e| e.to_string())
+            })
+            .join()
+            .unwrap_or_else(|_| Err("the Kueue start-up thread panicked".to_string()))
+        })
+        .as_ref()
+        .map_err(|e| format!("Kueue did not come up on the shared cluster: {e}"))?;
+    Ok((cluster, kueue))
+}

@@ -1,0 +1,67 @@
+//! Kueue versions and what differs between them.
+
+/// A Kueue release tag such as `v0.19.2`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+pub struct KueueVersion(pub u32, pub u32, pub u32);
+
+impl KueueVersion {
+    pub fn parse(tag: &str) -> Result<Self, String> {
+        let bad = || format!("{tag:?} is not a Kueue version; expected a tag like v0.19.2");
+        let mut parts = tag.strip_prefix('v').ok_or_else(bad)?.split('.');
+        let mut next = || parts.next().and_then(|p| p.parse().ok()).ok_or_else(bad);
+        let version = Self(next()?, next()?, next()?);
+        Ok(version)
+    }
+
+    /// Feature gates for the generated configuration. An unknown gate name stops Kueue, so
+    /// each gate is named only for the versions that have it.
+    pub fn feature_gates(&self) -> Vec<(&'static str, bool)> {
+        // The visibility server needs files under /visibility and an aggregated API: not here.
+        let mut gates = vec![("VisibilityOnDemand", false)];
+        if *self >= Self(0, 19, 0) {
+            // 0.19 turns WaitForPodsReady on by default; the suite decides readiness itself.
+            gates.push(("DisableWaitForPodsReady", true));
+        }
+        gates
+    }
+}
+
+impl std::fmt::Display for KueueVersion {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "v{}.{}.{}", self.0, self.1, self.2)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn parses_tags_and_rejects_other_text() {
+        assert_eq!(KueueVersion::parse("v0.19.2"), Ok(KueueVersion(0, 19, 2)));
+        assert!(KueueVersion::parse("0.19.2").is_err());
+        assert!(KueueVersion::parse("v0.19").is_err());
+        assert!(
+            KueueVersion::parse("latest")
+                .unwrap_err()
+                .contains("v0.19.2")
+        );
+    }
+
+    #[test]
+    fn wait_for_pods_ready_gate_only_where_it_exists() {
+        let has = |v: KueueVersion| {
+            v.feature_gates()
+                .iter()
+                .any(|(g, _)| *g == "DisableWaitForPodsReady")
+        };
+        assert!(has(KueueVersion(0, 19, 2)));
+        assert!(!has(KueueVersion(0, 18, 4)));
+        assert!(!has(KueueVersion(0, 17, 8)));
+        assert!(
+            KueueVersion(0, 17, 8)
+                .feature_gates()
+                .contains(&("VisibilityOnDemand", false))
+        );
+    }
+}
