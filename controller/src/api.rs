@@ -119,7 +119,20 @@ pub struct AppWrapperComponentStatus {
 }
 
 /// `status.phase`; `Empty` is the initial `""`.
-#[derive(Serialize, Deserialize, Clone, Copy, Debug, Default, PartialEq, Eq, Hash, PartialOrd, Ord, JsonSchema)]
+#[derive(
+    Serialize,
+    Deserialize,
+    Clone,
+    Copy,
+    Debug,
+    Default,
+    PartialEq,
+    Eq,
+    Hash,
+    PartialOrd,
+    Ord,
+    JsonSchema,
+)]
 pub enum Phase {
     #[default]
     #[serde(rename = "")]
@@ -172,7 +185,11 @@ impl Phase {
 
 impl std::fmt::Display for Phase {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(if self.is_empty() { "Empty" } else { self.as_str() })
+        f.write_str(if self.is_empty() {
+            "Empty"
+        } else {
+            self.as_str()
+        })
     }
 }
 

@@ -1,4 +1,17 @@
 //! The embedded AppWrapper controller: observe, decide, act.
 
+pub mod act;
+pub mod annotations;
 pub mod api;
+pub mod conditions;
+pub mod config;
 pub mod crd;
+pub mod decide;
+pub mod discovery;
+pub mod duration;
+pub mod merge_patch;
+pub mod metrics;
+pub mod observe;
+pub mod podsets;
+pub mod resources;
+pub mod run;

@@ -1,0 +1,140 @@
+//! deleteComponents (§4.7) and the handling of a deleted AppWrapper (§2.2).
+
+use k8s_openapi::jiff::Timestamp;
+
+use super::reasons::*;
+use super::{Decider, Effect, ObjectState, ObjectTarget, REQUEUE_DELETING};
+use crate::api::condition::{DELETING_RESOURCES, QUOTA_RESERVED, RESOURCES_DEPLOYED};
+use crate::api::{AppWrapperComponentStatus, AppWrapperStatus, Phase};
+use crate::conditions::{self, CondStatus};
+
+/// A component may exist unless its RD condition is absent, `False`, or `Unknown` without a name.
+fn may_exist(cs: &AppWrapperComponentStatus) -> bool {
+    match conditions::find(&cs.conditions, RESOURCES_DEPLOYED) {
+        None => false,
+        Some(c) if c.status == CondStatus::True.as_str() => true,
+        Some(c) if c.status == CondStatus::Unknown.as_str() => !cs.name.is_empty(),
+        Some(_) => false,
+    }
+}
+
+fn target(cs: &AppWrapperComponentStatus) -> ObjectTarget {
+    ObjectTarget {
+        api_version: cs.api_version.clone(),
+        kind: cs.kind.clone(),
+        name: cs.name.clone(),
+    }
+}
+
+impl Decider<'_> {
+    /// Returns whether deletion is complete: no component left and no labelled pod.
+    pub(super) fn delete_components(&mut self) -> bool {
+        self.set(DELETING_RESOURCES, CondStatus::True, DELETION_INITIATED, "");
+        let mut remaining = Vec::new();
+        for index in 0..self.status.component_status.len() {
+            let cs = &self.status.component_status[index];
+            if !may_exist(cs) {
+                continue;
+            }
+            let target = target(cs);
+            match self.obs.component(index).object {
+                ObjectState::NotFound => {
+                    conditions::set(
+                        &mut self.status.component_status[index].conditions,
+                        RESOURCES_DEPLOYED,
+                        CondStatus::False,
+                        COMPONENT_DELETED,
+                        "",
+                        self.now,
+                    );
+                }
+                ObjectState::Found(found) if !found.controlled => {
+                    self.warnings.push(format!(
+                        "not deleting {} {:?}: it is not controlled by this AppWrapper",
+                        target.kind, target.name
+                    ));
+                }
+                ObjectState::Found(found) => {
+                    if !found.deleting {
+                        self.delete(index, target.clone(), false);
+                    }
+                    remaining.push((index, target));
+                }
+                ObjectState::Error(_) | ObjectState::NotObserved => {
+                    self.delete(index, target.clone(), false);
+                    remaining.push((index, target));
+                }
+            }
+        }
+
+        let started = self.ltt(DELETING_RESOURCES).unwrap_or(self.now);
+        let deadline = started
+            .saturating_add(self.ft.forceful_deletion_grace_period)
+            .unwrap_or(Timestamp::MAX);
+        let forceful = self.now > deadline;
+        if !remaining.is_empty() && !forceful {
+            return false;
+        }
+        if remaining.is_empty() && self.obs.pods.is_empty() {
+            self.clear(DELETING_RESOURCES, DELETION_COMPLETE, "");
+            return true;
+        }
+        if forceful {
+            if self.obs.pods.is_empty() {
+                for (index, target) in remaining {
+                    self.delete(index, target, true);
+                }
+            } else {
+                for pod in &self.obs.pods {
+                    self.effects.push(Effect::ForceDeletePod {
+                        name: pod.name.clone(),
+                    });
+                }
+            }
+        }
+        false
+    }
+
+    fn delete(&mut self, index: usize, target: ObjectTarget, forceful: bool) {
+        self.effects.push(Effect::DeleteComponent {
+            index,
+            target,
+            forceful,
+        });
+    }
+
+    /// §2.2.
+    pub(super) fn handle_deletion(&mut self, original: &AppWrapperStatus) {
+        if !self.obs.has_finalizer {
+            return;
+        }
+        if self.is_true(RESOURCES_DEPLOYED) {
+            if !self.delete_components() {
+                if original.phase == Phase::Terminating {
+                    // The reference sends no patch once the phase is Terminating.
+                    self.status = original.clone();
+                } else {
+                    self.status.phase = Phase::Terminating;
+                    self.ignore_status_error = true;
+                }
+                self.requeue(REQUEUE_DELETING);
+                return;
+            }
+            self.set(
+                RESOURCES_DEPLOYED,
+                CondStatus::False,
+                TERMINATING,
+                MSG_TERMINATING_DELETED,
+            );
+        }
+        if self.is_true(QUOTA_RESERVED) {
+            self.set(
+                QUOTA_RESERVED,
+                CondStatus::False,
+                TERMINATING,
+                MSG_NO_RESOURCES,
+            );
+        }
+        self.effects.push(Effect::RemoveFinalizer);
+    }
+}

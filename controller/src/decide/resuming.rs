@@ -1,0 +1,149 @@
+//! Resuming: createComponents and the component-status protocol (§2.3.3, §4.1, §4.6).
+
+use super::reasons::*;
+use super::{
+    BuildFailure, CreateErrorClass, CreateOutcome, CreateResult, Decider, Effect,
+    REQUEUE_CREATE_RETRY,
+};
+use crate::api::Phase;
+use crate::api::condition::{RESOURCES_DEPLOYED, UNHEALTHY};
+use crate::conditions::{self, CondStatus};
+
+struct CreateError {
+    message: String,
+    fatal: bool,
+}
+
+impl Decider<'_> {
+    /// §2.3.3.
+    pub(super) fn handle_resuming(&mut self) {
+        if self.obs.suspend {
+            self.event(SUSPENDING, externally_suspended("Resuming"));
+            self.transition(Phase::Suspending);
+            return;
+        }
+        if !self.ensure_component_status() {
+            return;
+        }
+        if let Some(outcome) = &self.obs.create_outcome
+            && let Err(e) = self.apply_create_outcome(outcome)
+        {
+            self.create_failed(e);
+            return;
+        }
+        let next = self
+            .status
+            .component_status
+            .iter()
+            .position(|cs| !conditions::is_true(&cs.conditions, RESOURCES_DEPLOYED));
+        let Some(index) = next else {
+            self.transition(Phase::Running);
+            return;
+        };
+        match self.obs.component(index).desired {
+            None => self.fail_with(format!("component {index} was not built")),
+            Some(Err(BuildFailure { message, fatal })) => {
+                self.create_failed(CreateError { message, fatal });
+            }
+            Some(Ok(desired)) => {
+                let now = self.now;
+                let cs = &mut self.status.component_status[index];
+                if conditions::find(&cs.conditions, RESOURCES_DEPLOYED).is_none() {
+                    cs.name = desired.name;
+                    cs.kind = desired.kind;
+                    cs.api_version = desired.api_version;
+                    conditions::set(
+                        &mut cs.conditions,
+                        RESOURCES_DEPLOYED,
+                        CondStatus::Unknown,
+                        COMPONENT_CREATION_INITIATED,
+                        "",
+                        now,
+                    );
+                }
+                self.effects.push(Effect::CreateComponent {
+                    index,
+                    object: desired.object,
+                });
+            }
+        }
+    }
+
+    /// Records the result of a create in the component's status (§4.6 steps 2–3).
+    fn apply_create_outcome(&mut self, outcome: &CreateOutcome) -> Result<(), CreateError> {
+        let now = self.now;
+        let aw_name = self.obs.name.clone();
+        let Some(cs) = self.status.component_status.get_mut(outcome.index) else {
+            return Err(CreateError {
+                message: format!("no component with index {}", outcome.index),
+                fatal: false,
+            });
+        };
+        let created = |cs: &mut crate::api::AppWrapperComponentStatus, name: &str| {
+            cs.name = name.to_owned();
+            conditions::set(
+                &mut cs.conditions,
+                RESOURCES_DEPLOYED,
+                CondStatus::True,
+                COMPONENT_CREATED_SUCCESSFULLY,
+                "",
+                now,
+            );
+        };
+        match &outcome.result {
+            CreateResult::Created { name } => {
+                created(cs, name);
+                Ok(())
+            }
+            CreateResult::AlreadyExists { name, controller }
+                if controller.as_deref() == Some(aw_name.as_str()) =>
+            {
+                created(cs, name);
+                Ok(())
+            }
+            CreateResult::AlreadyExists { name, .. } => Err(CreateError {
+                message: format!("resource {name} exists, but is not controlled by appwrapper"),
+                fatal: true,
+            }),
+            CreateResult::ExistingUnreadable { message } => Err(CreateError {
+                message: message.clone(),
+                fatal: false,
+            }),
+            CreateResult::Failed { message, class } => {
+                conditions::set(
+                    &mut cs.conditions,
+                    RESOURCES_DEPLOYED,
+                    CondStatus::False,
+                    COMPONENT_CREATION_ERRORED,
+                    "",
+                    now,
+                );
+                Err(CreateError {
+                    message: message.clone(),
+                    fatal: *class != CreateErrorClass::Other,
+                })
+            }
+        }
+    }
+
+    /// §2.3.3 steps 4–5.
+    fn create_failed(&mut self, error: CreateError) {
+        if !error.fatal
+            && let Some(deployed) = self.ltt(RESOURCES_DEPLOYED)
+            && self
+                .remaining(deployed, self.ft.admission_grace_period)
+                .is_some()
+        {
+            self.requeue(REQUEUE_CREATE_RETRY);
+            return;
+        }
+        let message = format!("error creating components: {}", error.message);
+        self.set(UNHEALTHY, CondStatus::True, CREATE_FAILED, &message);
+        self.event(UNHEALTHY, format!("{CREATE_FAILED}: {message}"));
+        if error.fatal {
+            self.transition(Phase::Failed);
+        } else {
+            self.reset_or_fail(false, 1);
+        }
+    }
+}

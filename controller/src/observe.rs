@@ -1,0 +1,300 @@
+//! Reads an AppWrapper's pods and wrapped objects into an [`Observation`].
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use k8s_openapi::api::core::v1::{Node, Pod};
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::OwnerReference;
+use kube::api::{Api, DynamicObject, ListParams};
+use kube::runtime::reflector::{ObjectRef, Store};
+use kube::{Client, ResourceExt};
+
+use crate::api::condition::RESOURCES_DEPLOYED;
+use crate::api::{APPWRAPPER_LABEL, AppWrapper, AppWrapperComponentStatus, FINALIZER, Phase};
+use crate::conditions;
+use crate::config::{AutopilotConfig, Config};
+use crate::decide::summary::count_failed_conditions;
+use crate::decide::{
+    BuildFailure, ComponentObservation, DesiredObject, FoundObject, ObjectState, Observation,
+    PodObservation, PodPhase,
+};
+use crate::discovery::ResourceCache;
+use crate::resources::quantity::parse_quantity;
+use crate::resources::{AutopilotAntiAffinity, BuildOptions, build_component};
+
+/// What observe reads the cluster through.
+pub struct Observer<'a> {
+    pub client: &'a Client,
+    pub resources: &'a ResourceCache,
+    pub config: &'a Config,
+    /// Nodes, when the Autopilot node monitor runs.
+    pub nodes: Option<&'a Store<Node>>,
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum ObserveError {
+    #[error("listing pods of appwrapper {name}: {source}")]
+    Pods { name: String, source: kube::Error },
+}
+
+impl Observer<'_> {
+    pub async fn observe(&self, aw: &AppWrapper) -> Result<Observation, ObserveError> {
+        let name = aw.name_any();
+        let namespace = aw.namespace().unwrap_or_default();
+        let status = aw.status.clone().unwrap_or_default();
+        let deleting = aw.metadata.deletion_timestamp.is_some();
+        let phase = status.phase;
+        let component_count = aw.spec.components.len();
+
+        let effective_pod_sets = if status.component_status.len() == component_count {
+            Ok(status
+                .component_status
+                .iter()
+                .map(|c| c.pod_sets.clone())
+                .collect())
+        } else {
+            aw.spec
+                .components
+                .iter()
+                .map(crate::podsets::effective_pod_sets)
+                .collect::<Result<Vec<_>, _>>()
+                .map_err(|e| e.to_string())
+        };
+
+        let size = component_count.max(status.component_status.len());
+        let mut components = vec![ComponentObservation::default(); size];
+        let deployed = !matches!(phase, Phase::Empty | Phase::Suspended | Phase::Resuming);
+        if deployed || deleting {
+            for (i, cs) in status.component_status.iter().enumerate() {
+                components[i].object = self.read_object(&namespace, &name, cs).await;
+            }
+        }
+        if phase == Phase::Resuming && !deleting {
+            let opts = build_options(self.config);
+            for (i, component) in components.iter_mut().enumerate().take(component_count) {
+                let created = status
+                    .component_status
+                    .get(i)
+                    .is_some_and(|cs| conditions::is_true(&cs.conditions, RESOURCES_DEPLOYED));
+                if !created {
+                    component.desired = Some(desired(aw, i, &opts));
+                }
+            }
+        }
+
+        let pods = if deployed || deleting {
+            let api: Api<Pod> = Api::namespaced(self.client.clone(), &namespace);
+            let selector = format!("{APPWRAPPER_LABEL}={name}");
+            api.list(&ListParams::default().labels(&selector))
+                .await
+                .map_err(|source| ObserveError::Pods {
+                    name: name.clone(),
+                    source,
+                })?
+                .items
+        } else {
+            Vec::new()
+        };
+        let no_execute_nodes = match (self.nodes, monitor(self.config)) {
+            (Some(nodes), Some(autopilot)) => no_execute_nodes(&pods, nodes, autopilot),
+            _ => BTreeMap::new(),
+        };
+
+        Ok(Observation {
+            name,
+            suspend: aw.spec.suspend,
+            managed_by: aw.spec.managed_by.clone(),
+            deletion_requested: deleting,
+            has_finalizer: aw.finalizers().iter().any(|f| f == FINALIZER),
+            annotations: aw.annotations().clone(),
+            component_count,
+            effective_pod_sets,
+            components,
+            pods: pods.iter().map(pod_observation).collect(),
+            no_execute_nodes,
+            create_outcome: None,
+        })
+    }
+
+    async fn read_object(
+        &self,
+        namespace: &str,
+        aw_name: &str,
+        cs: &AppWrapperComponentStatus,
+    ) -> ObjectState {
+        if cs.name.is_empty() {
+            return ObjectState::Error("resource name may not be empty".into());
+        }
+        let resource = match self
+            .resources
+            .resolve(self.client, &cs.api_version, &cs.kind)
+            .await
+        {
+            Ok(r) => r,
+            Err(e) => return ObjectState::Error(e.to_string()),
+        };
+        let api: Api<DynamicObject> =
+            Api::namespaced_with(self.client.clone(), namespace, &resource);
+        match api.get_opt(&cs.name).await {
+            Ok(None) => ObjectState::NotFound,
+            Ok(Some(obj)) => ObjectState::Found(FoundObject {
+                deleting: obj.metadata.deletion_timestamp.is_some(),
+                controlled: controller_name(obj.owner_references()) == Some(aw_name),
+                failed_conditions: count_failed_conditions(&cs.api_version, &cs.kind, &obj.data),
+            }),
+            Err(e) => ObjectState::Error(e.to_string()),
+        }
+    }
+}
+
+fn monitor(config: &Config) -> Option<&AutopilotConfig> {
+    config
+        .appwrapper
+        .autopilot
+        .as_ref()
+        .filter(|a| a.monitor_nodes)
+}
+
+/// The name in the controller owner reference, if there is one.
+pub fn controller_name(owners: &[OwnerReference]) -> Option<&str> {
+    owners
+        .iter()
+        .find(|o| o.controller == Some(true))
+        .map(|o| o.name.as_str())
+}
+
+pub fn build_options(config: &Config) -> BuildOptions {
+    let autopilot = config
+        .appwrapper
+        .autopilot
+        .as_ref()
+        .filter(|a| a.inject_anti_affinities)
+        .map(|a| AutopilotAntiAffinity {
+            resource_taints: a
+                .resource_taints
+                .iter()
+                .map(|(resource, taints)| {
+                    let taints = taints
+                        .iter()
+                        .map(|t| k8s_openapi::api::core::v1::Taint {
+                            key: t.key.clone(),
+                            value: Some(t.value.clone()),
+                            effect: t.effect.clone(),
+                            time_added: None,
+                        })
+                        .collect();
+                    (resource.clone(), taints)
+                })
+                .collect(),
+            prefer_no_schedule_weight: a.prefer_no_schedule_weight,
+        });
+    BuildOptions {
+        scheduler_name: config.appwrapper.scheduler_name.clone(),
+        autopilot,
+    }
+}
+
+fn desired(
+    aw: &AppWrapper,
+    index: usize,
+    opts: &BuildOptions,
+) -> Result<DesiredObject, BuildFailure> {
+    let object = build_component(aw, index, opts).map_err(|e| BuildFailure {
+        message: e.to_string(),
+        fatal: e.is_fatal(),
+    })?;
+    let text = |pointer: &str| {
+        object
+            .pointer(pointer)
+            .and_then(serde_json::Value::as_str)
+            .unwrap_or_default()
+            .to_owned()
+    };
+    Ok(DesiredObject {
+        api_version: text("/apiVersion"),
+        kind: text("/kind"),
+        name: text("/metadata/name"),
+        object,
+    })
+}
+
+pub fn pod_observation(pod: &Pod) -> PodObservation {
+    let status = pod.status.as_ref();
+    let phase = match status.and_then(|s| s.phase.as_deref()) {
+        Some("Pending") => PodPhase::Pending,
+        Some("Running") => PodPhase::Running,
+        Some("Succeeded") => PodPhase::Succeeded,
+        Some("Failed") => PodPhase::Failed,
+        _ => PodPhase::Unknown,
+    };
+    let exit_codes = status
+        .and_then(|s| s.container_statuses.as_ref())
+        .into_iter()
+        .flatten()
+        .filter_map(|c| c.state.as_ref()?.terminated.as_ref())
+        .map(|t| t.exit_code)
+        .filter(|&code| code != 0)
+        .collect();
+    let mut resources = BTreeSet::new();
+    let containers = pod.spec.iter().flat_map(|s| s.containers.iter());
+    for container in containers {
+        let Some(reqs) = &container.resources else {
+            continue;
+        };
+        for quantities in [&reqs.limits, &reqs.requests].into_iter().flatten() {
+            for (resource, quantity) in quantities {
+                if parse_quantity(&quantity.0).is_ok_and(|q| !q.is_zero()) {
+                    resources.insert(resource.clone());
+                }
+            }
+        }
+    }
+    PodObservation {
+        name: pod.name_any(),
+        phase,
+        node_name: pod.spec.as_ref().and_then(|s| s.node_name.clone()),
+        terminating: pod.metadata.deletion_timestamp.is_some(),
+        exit_codes,
+        resources,
+    }
+}
+
+/// Resources that Autopilot flags NoExecute on a node: a configured taint with effect
+/// `NoExecute` whose key/value is present as a node *label*.
+pub fn no_execute_resources(node: &Node, autopilot: &AutopilotConfig) -> BTreeSet<String> {
+    if node.metadata.deletion_timestamp.is_some() {
+        return BTreeSet::new();
+    }
+    let labels = node.labels();
+    autopilot
+        .resource_taints
+        .iter()
+        .filter(|(_, taints)| {
+            taints.iter().any(|t| {
+                t.effect == "NoExecute" && labels.get(&t.key).is_some_and(|v| *v == t.value)
+            })
+        })
+        .map(|(resource, _)| resource.clone())
+        .collect()
+}
+
+fn no_execute_nodes(
+    pods: &[Pod],
+    nodes: &Store<Node>,
+    autopilot: &AutopilotConfig,
+) -> BTreeMap<String, BTreeSet<String>> {
+    let names: BTreeSet<&str> = pods
+        .iter()
+        .filter_map(|p| p.spec.as_ref()?.node_name.as_deref())
+        .collect();
+    names
+        .into_iter()
+        .filter_map(|name| {
+            let node = nodes.get(&ObjectRef::new(name))?;
+            let flagged = no_execute_resources(&node, autopilot);
+            (!flagged.is_empty()).then(|| (name.to_owned(), flagged))
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests;

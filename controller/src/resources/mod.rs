@@ -1,0 +1,15 @@
+//! Resource management (§4.2–4.5): building the objects the controller creates for an
+//! AppWrapper's components. Pure functions over JSON; creating them is the reconciler's job.
+
+mod autopilot;
+mod build;
+mod inject;
+pub mod maps;
+mod owner;
+pub mod quantity;
+
+pub use autopilot::{
+    AffinityError, AutopilotAntiAffinity, inject_anti_affinity, requests_resource,
+};
+pub use build::{BuildError, BuildOptions, build_component};
+pub use owner::{AlreadyOwned, controller_reference, set_controller_reference};

@@ -1,0 +1,292 @@
+//! The controller loop: watches, reconcile = observe → decide → act, backoff, shutdown.
+
+use std::collections::HashMap;
+use std::future::Future;
+use std::pin::Pin;
+use std::sync::{Arc, Mutex};
+use std::task::{Context as TaskContext, Poll};
+use std::time::Duration;
+
+use anyhow::Context as _;
+use futures::channel::oneshot;
+use futures::{FutureExt, StreamExt, future};
+use k8s_openapi::api::batch::v1::Job;
+use k8s_openapi::api::core::v1::{Node, Pod};
+use k8s_openapi::jiff::Timestamp;
+use kube::api::{Api, ListParams};
+use kube::runtime::controller::{Action, Controller};
+use kube::runtime::events::{Recorder, Reporter};
+use kube::runtime::reflector::{self, ObjectRef, Store};
+use kube::runtime::{WatchStreamExt, watcher};
+use kube::{Client, ResourceExt};
+use tokio::task::JoinHandle;
+
+use crate::act::{ActError, Actor};
+use crate::api::{APPWRAPPER_LABEL, AppWrapper, CONTROLLER_NAME};
+use crate::config::Config;
+use crate::decide::{Decision, decide};
+use crate::discovery::ResourceCache;
+use crate::metrics::{Metrics, ReconcileResult};
+use crate::observe::{ObserveError, Observer};
+
+/// Reporting controller name of the Events the controller emits.
+pub const EVENT_REPORTER: &str = "appwrappers";
+
+const BACKOFF_BASE: Duration = Duration::from_millis(5);
+const BACKOFF_MAX: Duration = Duration::from_secs(1000);
+
+#[derive(Debug, thiserror::Error)]
+pub enum ReconcileError {
+    #[error("reading appwrapper: {0}")]
+    Fetch(#[source] kube::Error),
+    #[error(transparent)]
+    Observe(#[from] ObserveError),
+    #[error(transparent)]
+    Act(#[from] ActError),
+    #[error("{0}")]
+    Decide(String),
+}
+
+struct Context {
+    client: Client,
+    config: Config,
+    resources: ResourceCache,
+    recorder: Recorder,
+    metrics: Arc<Metrics>,
+    nodes: Option<Store<Node>>,
+    failures: Mutex<HashMap<ObjectRef<AppWrapper>, u32>>,
+}
+
+/// A running controller. Await it to wait until it stops.
+pub struct Handle {
+    stop: Mutex<Option<oneshot::Sender<()>>>,
+    task: JoinHandle<()>,
+    metrics: Arc<Metrics>,
+}
+
+impl Handle {
+    /// Asks the controller to stop after the reconciles in flight; returns at once.
+    pub fn stop(&self) {
+        if let Ok(mut stop) = self.stop.lock()
+            && let Some(tx) = stop.take()
+        {
+            let _ = tx.send(());
+        }
+    }
+
+    /// Stops the controller and waits until it has stopped.
+    pub async fn shutdown(self) -> anyhow::Result<()> {
+        self.stop();
+        self.await
+    }
+
+    pub fn metrics(&self) -> Arc<Metrics> {
+        Arc::clone(&self.metrics)
+    }
+}
+
+impl Future for Handle {
+    type Output = anyhow::Result<()>;
+
+    fn poll(mut self: Pin<&mut Self>, cx: &mut TaskContext<'_>) -> Poll<Self::Output> {
+        self.task
+            .poll_unpin(cx)
+            .map(|r| r.context("controller task failed"))
+    }
+}
+
+/// Starts the AppWrapper controller on `client`.
+pub async fn run(config: Config, client: Client) -> anyhow::Result<Handle> {
+    config.validate()?;
+    let appwrappers: Api<AppWrapper> = Api::all(client.clone());
+    appwrappers
+        .list(&ListParams::default().limit(1))
+        .await
+        .context("the AppWrapper API is not served; is the CRD installed?")?;
+
+    let monitor_nodes = config
+        .appwrapper
+        .autopilot
+        .as_ref()
+        .is_some_and(|a| a.monitor_nodes);
+    let (nodes, node_watch) = if monitor_nodes {
+        let (reader, writer) = reflector::store();
+        let watch = reflector::reflector(
+            writer,
+            watcher(Api::<Node>::all(client.clone()), watcher::Config::default()),
+        )
+        .default_backoff()
+        .for_each(|event| {
+            if let Err(e) = event {
+                tracing::warn!("node watch: {e}");
+            }
+            future::ready(())
+        })
+        .boxed();
+        (Some(reader), Some(watch))
+    } else {
+        (None, None)
+    };
+
+    let metrics = Arc::new(Metrics::default());
+    let reporter = Reporter {
+        controller: EVENT_REPORTER.to_owned(),
+        instance: None,
+    };
+    let ctx = Arc::new(Context {
+        recorder: Recorder::new(client.clone(), reporter),
+        client: client.clone(),
+        config,
+        resources: ResourceCache::default(),
+        metrics: Arc::clone(&metrics),
+        nodes,
+        failures: Mutex::new(HashMap::new()),
+    });
+
+    let labelled = || watcher::Config::default().labels(APPWRAPPER_LABEL);
+    let (stop_tx, stop_rx) = oneshot::channel::<()>();
+    let controller = Controller::new(appwrappers, watcher::Config::default())
+        .watches(Api::<Pod>::all(client.clone()), labelled(), owner_of)
+        .watches(Api::<Job>::all(client), labelled(), owner_of)
+        .graceful_shutdown_on(stop_rx.map(|_| ()))
+        .run(reconcile, error_policy, ctx)
+        .for_each(|result| {
+            if let Err(e) = result {
+                tracing::debug!("controller: {e}");
+            }
+            future::ready(())
+        });
+    let task = tokio::spawn(async move {
+        match node_watch {
+            Some(nodes) => {
+                future::select(Box::pin(controller), nodes).await;
+            }
+            None => controller.await,
+        }
+        tracing::info!("appwrapper controller stopped");
+    });
+    tracing::info!("appwrapper controller started");
+    Ok(Handle {
+        stop: Mutex::new(Some(stop_tx)),
+        task,
+        metrics,
+    })
+}
+
+/// Maps a labelled pod or wrapped object to its AppWrapper.
+fn owner_of<K: ResourceExt>(obj: K) -> Option<ObjectRef<AppWrapper>> {
+    let name = obj.labels().get(APPWRAPPER_LABEL)?;
+    let namespace = obj.namespace()?;
+    Some(ObjectRef::new(name).within(&namespace))
+}
+
+async fn reconcile(trigger: Arc<AppWrapper>, ctx: Arc<Context>) -> Result<Action, ReconcileError> {
+    let result = reconcile_appwrapper(&trigger, &ctx).await;
+    let outcome = match &result {
+        Ok((_, outcome)) => {
+            if let Ok(mut failures) = ctx.failures.lock() {
+                failures.remove(&ObjectRef::from_obj(&*trigger));
+            }
+            *outcome
+        }
+        Err(_) => ReconcileResult::Error,
+    };
+    ctx.metrics.count_reconcile(outcome);
+    result.map(|(action, _)| action)
+}
+
+async fn reconcile_appwrapper(
+    trigger: &AppWrapper,
+    ctx: &Context,
+) -> Result<(Action, ReconcileResult), ReconcileError> {
+    let done = (Action::await_change(), ReconcileResult::Success);
+    let namespace = trigger.namespace().unwrap_or_default();
+    let api: Api<AppWrapper> = Api::namespaced(ctx.client.clone(), &namespace);
+    let Some(mut aw) = api
+        .get_opt(&trigger.name_any())
+        .await
+        .map_err(ReconcileError::Fetch)?
+    else {
+        return Ok(done);
+    };
+    if aw
+        .spec
+        .managed_by
+        .as_deref()
+        .is_some_and(|m| m != CONTROLLER_NAME)
+    {
+        return Ok(done);
+    }
+    let observer = Observer {
+        client: &ctx.client,
+        resources: &ctx.resources,
+        config: &ctx.config,
+        nodes: ctx.nodes.as_ref(),
+    };
+    let mut observation = observer.observe(&aw).await?;
+    let actor = Actor {
+        client: &ctx.client,
+        resources: &ctx.resources,
+        recorder: &ctx.recorder,
+        metrics: &ctx.metrics,
+    };
+    let mut status = aw.status.clone().unwrap_or_default();
+    // Each pass creates at most one component; the outcome feeds the next decision.
+    for _ in 0..aw.spec.components.len() + 2 {
+        let decision = decide(&status, &observation, Timestamp::now(), &ctx.config);
+        let created = actor.apply(&mut aw, &status, &decision).await?;
+        match created {
+            Some(outcome) => {
+                status = decision.status;
+                observation.create_outcome = Some(outcome);
+            }
+            None => return finish(decision),
+        }
+    }
+    Ok((Action::requeue(Duration::ZERO), ReconcileResult::Requeue))
+}
+
+fn finish(decision: Decision) -> Result<(Action, ReconcileResult), ReconcileError> {
+    if let Some(error) = decision.error {
+        return Err(ReconcileError::Decide(error));
+    }
+    Ok(match decision.requeue_after {
+        Some(after) => (Action::requeue(after), ReconcileResult::RequeueAfter),
+        None => (Action::await_change(), ReconcileResult::Success),
+    })
+}
+
+fn error_policy(aw: Arc<AppWrapper>, error: &ReconcileError, ctx: Arc<Context>) -> Action {
+    let attempts = ctx.failures.lock().map_or(1, |mut failures| {
+        let n = failures.entry(ObjectRef::from_obj(&*aw)).or_insert(0);
+        *n = n.saturating_add(1);
+        *n
+    });
+    let delay = backoff(attempts);
+    let conflict = matches!(error, ReconcileError::Act(e) if e.is_conflict());
+    if conflict {
+        tracing::debug!(appwrapper = %aw.name_any(), "reconcile conflict, retrying in {delay:?}: {error}");
+    } else {
+        tracing::error!(appwrapper = %aw.name_any(), "reconcile failed, retrying in {delay:?}: {error}");
+    }
+    Action::requeue(delay)
+}
+
+/// controller-runtime's per-item backoff: 5 ms doubling up to 1000 s.
+fn backoff(attempts: u32) -> Duration {
+    let exponent = attempts.saturating_sub(1).min(20);
+    BACKOFF_BASE.saturating_mul(1 << exponent).min(BACKOFF_MAX)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn backoff_doubles_from_5ms_to_1000s() {
+        assert_eq!(backoff(1), Duration::from_millis(5));
+        assert_eq!(backoff(2), Duration::from_millis(10));
+        assert_eq!(backoff(11), Duration::from_millis(5 << 10));
+        assert_eq!(backoff(30), Duration::from_secs(1000));
+    }
+}
