@@ -34,6 +34,8 @@ pub struct KueueHost {
     pub work_dir: PathBuf,
     pub kubeconfig: PathBuf,
     pub cache: PathBuf,
+    /// Leave the manager running after this process exits (`cluster up --detach`).
+    pub detached: bool,
 }
 
 pub struct Kueue {
@@ -137,8 +139,15 @@ impl Kueue {
             "--zap-log-level=info".to_string(),
         ];
         let binary = component.binary(&self.host.cache, "kueue");
-        let process = Process::start("kueue", &binary, &args, &[], &self.log_path(), false)
-            .map_err(|e| ClusterError::Other(format!("cannot start {}: {e}", binary.display())))?;
+        let process = Process::start(
+            "kueue",
+            &binary,
+            &args,
+            &[],
+            &self.log_path(),
+            self.host.detached,
+        )
+        .map_err(|e| ClusterError::Other(format!("cannot start {}: {e}", binary.display())))?;
         let process = self.process.insert(process);
         let ready = format!("http://127.0.0.1:{}/readyz", self.health_port);
         let http = reqwest::Client::new();
@@ -180,7 +189,11 @@ impl Kueue {
 
 impl Drop for Kueue {
     fn drop(&mut self) {
-        self.stop();
+        if self.host.detached {
+            std::mem::forget(self.process.take());
+        } else {
+            self.stop();
+        }
     }
 }
 

@@ -18,6 +18,7 @@ pub fn host(cluster: &LocalCluster) -> KueueHost {
         work_dir: cluster.work_dir().to_path_buf(),
         kubeconfig: crate::Cluster::kubeconfig(cluster).to_path_buf(),
         cache: crate::toolchain::cache_dir(),
+        detached: false,
     }
 }
 

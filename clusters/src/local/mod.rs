@@ -242,6 +242,15 @@ impl LocalCluster {
         write(&self.work_dir.join("state.json"), &json)
     }
 
+    /// Records a process started beside the cluster (Kueue) so `cluster down` stops it first.
+    pub fn record_process(&self, name: &str, pid: u32) -> Result<(), ClusterError> {
+        let mut state = read_state(&self.work_dir)?;
+        state.pids.push((name.to_string(), pid));
+        let json =
+            serde_json::to_string_pretty(&state).map_err(|e| ClusterError::Other(e.to_string()))?;
+        write(&self.work_dir.join("state.json"), &json)
+    }
+
     pub fn work_dir(&self) -> &Path {
         &self.work_dir
     }
