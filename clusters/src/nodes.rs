@@ -134,38 +134,28 @@ pub fn has_taint(node: &Node, key: &str) -> bool {
 
 /// Adds a taint (for example `NoExecute` or `NoSchedule`) to a node.
 pub async fn taint(client: &kube::Client, node: &str, taint: Taint) -> Result<(), ClusterError> {
-    let nodes: Api<Node> = Api::all(client.clone());
-    let current = nodes.get(node).await?;
-    let mut taints: Vec<Taint> = current.spec.and_then(|s| s.taints).unwrap_or_default();
-    taints.retain(|t| !(t.key == taint.key && t.effect == taint.effect));
-    taints.push(taint);
-    nodes
-        .patch(
-            node,
-            &PatchParams::default(),
-            &Patch::Merge(json!({ "spec": { "taints": taints } })),
-        )
-        .await?;
-    Ok(())
+    edit_taints(client, node, |taints| {
+        taints.retain(|t| !(t.key == taint.key && t.effect == taint.effect));
+        taints.push(taint);
+    })
+    .await
 }
 
 pub async fn untaint(client: &kube::Client, node: &str, key: &str) -> Result<(), ClusterError> {
+    edit_taints(client, node, |taints| taints.retain(|t| t.key != key)).await
+}
+
+async fn edit_taints(
+    client: &kube::Client,
+    node: &str,
+    edit: impl FnOnce(&mut Vec<Taint>),
+) -> Result<(), ClusterError> {
     let nodes: Api<Node> = Api::all(client.clone());
     let current = nodes.get(node).await?;
-    let taints: Vec<Taint> = current
-        .spec
-        .and_then(|s| s.taints)
-        .unwrap_or_default()
-        .into_iter()
-        .filter(|t| t.key != key)
-        .collect();
-    nodes
-        .patch(
-            node,
-            &PatchParams::default(),
-            &Patch::Merge(json!({ "spec": { "taints": taints } })),
-        )
-        .await?;
+    let mut taints: Vec<Taint> = current.spec.and_then(|s| s.taints).unwrap_or_default();
+    edit(&mut taints);
+    let patch = Patch::Merge(json!({ "spec": { "taints": taints } }));
+    nodes.patch(node, &PatchParams::default(), &patch).await?;
     Ok(())
 }
 
