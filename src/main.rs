@@ -1,1 +1,24 @@
-fn main() {}
+//! `awconf`: the AppWrapper conformance harness and its embedded cluster.
+
+mod cli;
+
+use clap::Parser;
+
+#[tokio::main]
+async fn main() -> std::process::ExitCode {
+    tracing_subscriber::fmt()
+        .with_env_filter(
+            tracing_subscriber::EnvFilter::try_from_env("AWCONF_LOG")
+                .unwrap_or_else(|_| "warn,awconf=info".into()),
+        )
+        .with_writer(std::io::stderr)
+        .init();
+    let cli = cli::Cli::parse();
+    match cli.run().await {
+        Ok(code) => code,
+        Err(e) => {
+            eprintln!("error: {e:#}");
+            std::process::ExitCode::from(2)
+        }
+    }
+}

@@ -1,0 +1,49 @@
+//! Command-line interface.
+
+mod bench;
+mod cluster;
+mod toolchain;
+
+use std::process::ExitCode;
+
+use clap::{Parser, Subcommand};
+
+#[derive(Parser)]
+#[command(
+    name = "awconf",
+    version,
+    about = "AppWrapper controller conformance on real Kubernetes with Kueue"
+)]
+pub struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// Bring an embedded cluster up or down, or show it.
+    #[command(subcommand)]
+    Cluster(cluster::ClusterCommand),
+    /// Build or list the pinned Go binaries (kube-apiserver, etcd, kwok, Kueue).
+    #[command(subcommand)]
+    Toolchain(toolchain::ToolchainCommand),
+    /// Print the AppWrapper CustomResourceDefinition as YAML.
+    Crd,
+    /// Measure the embedded cluster: start-up time and idle memory.
+    Bench(bench::BenchArgs),
+}
+
+impl Cli {
+    pub async fn run(self) -> anyhow::Result<ExitCode> {
+        match self.command {
+            Command::Cluster(c) => c.run().await,
+            Command::Toolchain(c) => c.run(),
+            Command::Crd => {
+                let crd = appwrapper_controller::crd::appwrapper_crd();
+                print!("{}", serde_saphyr::to_string(&crd)?);
+                Ok(ExitCode::SUCCESS)
+            }
+            Command::Bench(b) => b.run().await,
+        }
+    }
+}
