@@ -39,6 +39,15 @@ pub fn ensure(component: &Component, cache: &Path) -> Result<BuildReport, BuildE
         });
     }
     check_go()?;
+    // Test processes run side by side: one builds, the others wait and find it cached.
+    let _lock = BuildLock::acquire(component, cache)?;
+    if component.is_built(cache) {
+        return Ok(BuildReport {
+            component: component.clone(),
+            elapsed: Duration::ZERO,
+            cached: true,
+        });
+    }
     let started = Instant::now();
     let (tx, rx) = mpsc::channel::<()>();
     let label = component.to_string();
@@ -62,6 +71,29 @@ pub fn ensure(component: &Component, cache: &Path) -> Result<BuildReport, BuildE
         elapsed,
         cached: false,
     })
+}
+
+/// An exclusive `flock` on `<cache>/locks/<name>-<version>.lock`, released when dropped.
+struct BuildLock {
+    _file: std::fs::File,
+}
+
+impl BuildLock {
+    fn acquire(component: &Component, cache: &Path) -> Result<Self, BuildError> {
+        use std::os::fd::AsRawFd;
+        let io = |e| BuildError::Io(format!("{component}: build lock"), e);
+        let dir = cache.join("locks");
+        std::fs::create_dir_all(&dir).map_err(io)?;
+        let file = std::fs::File::create(
+            dir.join(format!("{}-{}.lock", component.name, component.version)),
+        )
+        .map_err(io)?;
+        // SAFETY: flock on a file descriptor we own; blocks until the other holder is done.
+        if unsafe { libc::flock(file.as_raw_fd(), libc::LOCK_EX) } != 0 {
+            return Err(io(std::io::Error::last_os_error()));
+        }
+        Ok(Self { _file: file })
+    }
 }
 
 /// Builds several components concurrently, as many at once as memory allows.
