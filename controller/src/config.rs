@@ -196,6 +196,18 @@ pub struct ControllerManagerConfig {
     pub leader_election: bool,
     #[serde(rename = "enableHTTP2")]
     pub enable_http2: bool,
+    /// Name of the leader-election Lease (not in the reference's file format).
+    #[serde(rename = "leaderElectionID")]
+    pub leader_election_id: String,
+    /// Namespace of the Lease; empty means the operator namespace (not in the reference's
+    /// file format).
+    pub leader_election_namespace: String,
+    /// How long a Lease nobody renews keeps others waiting (controller-runtime's default).
+    pub lease_duration: GoDuration,
+    /// How long the leader keeps trying to renew before it gives up leading.
+    pub renew_deadline: GoDuration,
+    /// How often candidates try to acquire and the leader renews.
+    pub retry_period: GoDuration,
 }
 
 impl Default for ControllerManagerConfig {
@@ -209,6 +221,11 @@ impl Default for ControllerManagerConfig {
             },
             leader_election: false,
             enable_http2: false,
+            leader_election_id: LEADER_ELECTION_LEASE.to_owned(),
+            leader_election_namespace: String::new(),
+            lease_duration: GoDuration::from_secs(15),
+            renew_deadline: GoDuration::from_secs(10),
+            retry_period: GoDuration::from_secs(2),
         }
     }
 }
@@ -240,13 +257,16 @@ pub enum ConfigError {
 }
 
 impl Config {
-    /// Parse and validate a YAML document; an empty document gives the defaults.
+    /// Parse and validate a YAML document; an empty document gives the defaults. Errors name
+    /// the field (`appwrapper.faultTolerance.retryLimit: invalid type: ...`).
     pub fn from_yaml(text: &str) -> Result<Config, ConfigError> {
         let config = if text.trim().is_empty() {
             Config::default()
         } else {
-            serde_saphyr::from_str::<Option<Config>>(text)
-                .map_err(|e| ConfigError::Parse(e.to_string()))?
+            let document: serde_json::Value =
+                serde_saphyr::from_str(text).map_err(|e| ConfigError::Parse(e.to_string()))?;
+            serde_path_to_error::deserialize::<_, Option<Config>>(document)
+                .map_err(|e| ConfigError::Parse(format!("{}: {}", e.path(), e.inner())))?
                 .unwrap_or_default()
         };
         config.validate()?;
@@ -309,6 +329,42 @@ impl Config {
                 value: ft.success_ttl_ceiling.to_string(),
                 rule: "must be greater than 0".to_owned(),
             });
+        }
+        self.controller_manager.validate_leases()
+    }
+}
+
+impl ControllerManagerConfig {
+    /// client-go's rule: leaseDuration > renewDeadline > retryPeriod > 0.
+    fn validate_leases(&self) -> Result<(), ConfigError> {
+        let rules: [(&'static str, GoDuration, GoDuration, &str); 3] = [
+            (
+                "controllerManager.retryPeriod",
+                self.retry_period,
+                GoDuration::ZERO,
+                "0",
+            ),
+            (
+                "controllerManager.renewDeadline",
+                self.renew_deadline,
+                self.retry_period,
+                "retryPeriod",
+            ),
+            (
+                "controllerManager.leaseDuration",
+                self.lease_duration,
+                self.renew_deadline,
+                "renewDeadline",
+            ),
+        ];
+        for (field, value, bound, name) in rules {
+            if value <= bound {
+                return Err(ConfigError::Invalid {
+                    field,
+                    value: value.to_string(),
+                    rule: format!("must be greater than {name} ({bound})"),
+                });
+            }
         }
         Ok(())
     }

@@ -1,8 +1,16 @@
+use std::net::SocketAddr;
 use std::path::PathBuf;
+use std::sync::Arc;
+use std::time::Duration;
 
 use anyhow::Context as _;
 use appwrapper_controller::config::Config;
-use appwrapper_controller::run::run;
+use appwrapper_controller::endpoints::{ReadyCheck, bind_address, serve_endpoints};
+use appwrapper_controller::metrics::Metrics;
+use appwrapper_controller::run::run_with_metrics;
+use appwrapper_controller::webhook::{
+    DEFAULT_CERT_DIR, ServerOptions, WebhookServer, Webhooks, serve,
+};
 use clap::Parser;
 use kube::Client;
 use kube::config::{KubeConfigOptions, Kubeconfig};
@@ -21,6 +29,12 @@ struct Args {
     /// Log level: a level name or a zap verbosity integer (0 = info, higher = more verbose).
     #[arg(long, default_value = "info")]
     zap_log_level: String,
+    /// Directory holding the webhook serving certificate as tls.crt and tls.key.
+    #[arg(long, default_value = DEFAULT_CERT_DIR)]
+    webhook_cert_dir: PathBuf,
+    /// Address of the webhook server (HTTPS).
+    #[arg(long, default_value = ":9443")]
+    webhook_bind_address: String,
 }
 
 fn log_filter(level: &str) -> String {
@@ -80,12 +94,73 @@ async fn main() -> anyhow::Result<()> {
         None => Client::try_default().await?,
     };
 
-    let mut handle = run(config, client).await?;
+    let webhooks = if config.webhooks_enabled {
+        Some(start_webhooks(&args, &config, client.clone()).await?)
+    } else {
+        None
+    };
+    let ready: ReadyCheck = match &webhooks {
+        Some(server) => {
+            let certs = server.certs();
+            Arc::new(move || {
+                certs
+                    .is_ready()
+                    .then_some(())
+                    .ok_or_else(|| "certificates are not ready".to_owned())
+            })
+        }
+        None => Arc::new(|| Ok(())),
+    };
+    let metrics = Arc::new(Metrics::default());
+    let manager = &config.controller_manager;
+    let _endpoints = serve_endpoints(
+        &manager.metrics.bind_address,
+        &manager.health.bind_address,
+        Arc::clone(&metrics),
+        ready,
+    )
+    .await?;
+
+    if let Some(server) = &webhooks {
+        tokio::select! {
+            () = certs_ready(server) => {}
+            () = shutdown_signal() => return Ok(()),
+        }
+    }
+    let mut handle = run_with_metrics(config, client, metrics).await?;
     tokio::select! {
         result = &mut handle => result,
         _ = shutdown_signal() => {
             tracing::info!("shutting down");
             handle.shutdown().await
         }
+    }
+}
+
+async fn start_webhooks(
+    args: &Args,
+    config: &Config,
+    client: Client,
+) -> anyhow::Result<WebhookServer> {
+    let bind = bind_address(&args.webhook_bind_address).context(
+        "the webhook server cannot be disabled by its address; set webhooksEnabled: false",
+    )?;
+    let bind: SocketAddr = tokio::net::lookup_host(&bind)
+        .await
+        .with_context(|| format!("resolving the webhook address {bind}"))?
+        .next()
+        .with_context(|| format!("the webhook address {bind} resolves to nothing"))?;
+    let mut options = ServerOptions::in_dir(&args.webhook_cert_dir, bind);
+    options.http2 = config.controller_manager.enable_http2;
+    Ok(serve(options, Webhooks::new(config, client)).await?)
+}
+
+/// Controllers start only once the webhook has a certificate (§7.1 step 7).
+async fn certs_ready(server: &WebhookServer) {
+    if !server.certs_ready() {
+        tracing::info!("waiting for the webhook certificate");
+    }
+    while !server.certs_ready() {
+        tokio::time::sleep(Duration::from_millis(500)).await;
     }
 }

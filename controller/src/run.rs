@@ -26,6 +26,7 @@ use crate::api::{APPWRAPPER_LABEL, AppWrapper, CONTROLLER_NAME};
 use crate::config::Config;
 use crate::decide::{Decision, decide};
 use crate::discovery::ResourceCache;
+use crate::leader::{LeaderElector, LeaseSettings};
 use crate::metrics::{Metrics, ReconcileResult};
 use crate::observe::{ObserveError, Observer};
 
@@ -60,7 +61,7 @@ struct Context {
 /// A running controller. Await it to wait until it stops.
 pub struct Handle {
     stop: Mutex<Option<oneshot::Sender<()>>>,
-    task: JoinHandle<()>,
+    task: JoinHandle<anyhow::Result<()>>,
     metrics: Arc<Metrics>,
 }
 
@@ -91,19 +92,62 @@ impl Future for Handle {
     fn poll(mut self: Pin<&mut Self>, cx: &mut TaskContext<'_>) -> Poll<Self::Output> {
         self.task
             .poll_unpin(cx)
-            .map(|r| r.context("controller task failed"))
+            .map(|r| r.context("controller task failed").and_then(|r| r))
     }
 }
 
-/// Starts the AppWrapper controller on `client`.
+/// Starts the AppWrapper controller on `client`. With `controllerManager.leaderElection` it
+/// reconciles only while it holds the leader-election Lease.
 pub async fn run(config: Config, client: Client) -> anyhow::Result<Handle> {
+    run_with_metrics(config, client, Arc::new(Metrics::default())).await
+}
+
+/// [`run`], counting into `metrics` (which outlive the controller, e.g. across leaderships).
+pub async fn run_with_metrics(
+    config: Config,
+    client: Client,
+    metrics: Arc<Metrics>,
+) -> anyhow::Result<Handle> {
     config.validate()?;
     let appwrappers: Api<AppWrapper> = Api::all(client.clone());
     appwrappers
         .list(&ListParams::default().limit(1))
         .await
         .context("the AppWrapper API is not served; is the CRD installed?")?;
+    let elector = if config.controller_manager.leader_election {
+        let settings = LeaseSettings::from_config(&config)?;
+        Some(LeaderElector::new(client.clone(), settings))
+    } else {
+        None
+    };
 
+    let (stop_tx, stop_rx) = oneshot::channel::<()>();
+    let reconciler = {
+        let metrics = Arc::clone(&metrics);
+        move |stop: oneshot::Receiver<()>| reconcile_until(config, client, metrics, stop)
+    };
+    let task = tokio::spawn(async move {
+        match elector {
+            Some(elector) => elector.lead(stop_rx.map(|_| ()), reconciler).await?,
+            None => reconciler(stop_rx).await,
+        }
+        Ok(())
+    });
+    Ok(Handle {
+        stop: Mutex::new(Some(stop_tx)),
+        task,
+        metrics,
+    })
+}
+
+/// Runs the controller (and the node watch) until `stop` fires.
+async fn reconcile_until(
+    config: Config,
+    client: Client,
+    metrics: Arc<Metrics>,
+    stop: oneshot::Receiver<()>,
+) {
+    let appwrappers: Api<AppWrapper> = Api::all(client.clone());
     let monitor_nodes = config
         .appwrapper
         .autopilot
@@ -128,7 +172,6 @@ pub async fn run(config: Config, client: Client) -> anyhow::Result<Handle> {
         (None, None)
     };
 
-    let metrics = Arc::new(Metrics::default());
     let reporter = Reporter {
         controller: EVENT_REPORTER.to_owned(),
         instance: None,
@@ -138,17 +181,16 @@ pub async fn run(config: Config, client: Client) -> anyhow::Result<Handle> {
         client: client.clone(),
         config,
         resources: ResourceCache::default(),
-        metrics: Arc::clone(&metrics),
+        metrics,
         nodes,
         failures: Mutex::new(HashMap::new()),
     });
 
     let labelled = || watcher::Config::default().labels(APPWRAPPER_LABEL);
-    let (stop_tx, stop_rx) = oneshot::channel::<()>();
     let controller = Controller::new(appwrappers, watcher::Config::default())
         .watches(Api::<Pod>::all(client.clone()), labelled(), owner_of)
         .watches(Api::<Job>::all(client), labelled(), owner_of)
-        .graceful_shutdown_on(stop_rx.map(|_| ()))
+        .graceful_shutdown_on(stop.map(|_| ()))
         .run(reconcile, error_policy, ctx)
         .for_each(|result| {
             if let Err(e) = result {
@@ -156,21 +198,14 @@ pub async fn run(config: Config, client: Client) -> anyhow::Result<Handle> {
             }
             future::ready(())
         });
-    let task = tokio::spawn(async move {
-        match node_watch {
-            Some(nodes) => {
-                future::select(Box::pin(controller), nodes).await;
-            }
-            None => controller.await,
-        }
-        tracing::info!("appwrapper controller stopped");
-    });
     tracing::info!("appwrapper controller started");
-    Ok(Handle {
-        stop: Mutex::new(Some(stop_tx)),
-        task,
-        metrics,
-    })
+    match node_watch {
+        Some(nodes) => {
+            future::select(Box::pin(controller), nodes).await;
+        }
+        None => controller.await,
+    }
+    tracing::info!("appwrapper controller stopped");
 }
 
 /// Maps a labelled pod or wrapped object to its AppWrapper.

@@ -196,3 +196,72 @@ fn parse_errors_name_the_bad_value(#[case] yaml: &str, #[case] needle: &str) {
     assert!(matches!(err, ConfigError::Parse(_)), "{err}");
     assert!(err.to_string().contains(needle), "{err}");
 }
+
+#[rstest]
+#[case::wrong_type(
+    "appwrapper:\n  faultTolerance:\n    retryLimit: lots\n",
+    "appwrapper.faultTolerance.retryLimit",
+    "lots"
+)]
+#[case::malformed_duration(
+    "appwrapper:\n  faultTolerance:\n    resetPause: 1x\n",
+    "appwrapper.faultTolerance.resetPause",
+    "1x"
+)]
+#[case::not_a_bool("webhooksEnabled: maybe\n", "webhooksEnabled", "maybe")]
+#[case::nested_map(
+    "controllerManager:\n  metrics:\n    bindAddress: [8443]\n",
+    "controllerManager.metrics.bindAddress",
+    "sequence"
+)]
+#[case::taint_list(
+    "appwrapper:\n  autopilot:\n    resourceTaints:\n      nvidia.com/gpu: EVICT\n",
+    "appwrapper.autopilot.resourceTaints.nvidia.com/gpu",
+    "EVICT"
+)]
+fn parse_errors_name_the_field(#[case] yaml: &str, #[case] field: &str, #[case] value: &str) {
+    let err = Config::from_yaml(yaml).unwrap_err().to_string();
+    assert!(err.contains(&format!("{field}: ")), "{err}");
+    assert!(err.contains(value), "{err}");
+}
+
+#[rstest]
+#[case::renew_not_below_lease(
+    "{leaseDuration: 10s, renewDeadline: 10s}",
+    "controllerManager.leaseDuration"
+)]
+#[case::retry_not_below_renew(
+    "{renewDeadline: 2s, retryPeriod: 2s}",
+    "controllerManager.renewDeadline"
+)]
+#[case::retry_zero("{retryPeriod: 0}", "controllerManager.retryPeriod")]
+fn lease_timings_must_nest(#[case] manager: &str, #[case] field: &str) {
+    let err = Config::from_yaml(&format!("controllerManager: {manager}\n")).unwrap_err();
+    assert!(
+        matches!(&err, ConfigError::Invalid { field: f, .. } if *f == field),
+        "{err}"
+    );
+}
+
+#[test]
+fn leader_election_settings_have_controller_runtime_defaults() {
+    let yaml = "controllerManager:\n  leaderElection: true\n  leaderElectionNamespace: ops\n  leaseDuration: 4s\n  renewDeadline: 3s\n  retryPeriod: 500ms\n";
+    let manager = Config::from_yaml(yaml).unwrap().controller_manager;
+    assert!(manager.leader_election);
+    assert_eq!(manager.leader_election_id, LEADER_ELECTION_LEASE);
+    assert_eq!(manager.leader_election_namespace, "ops");
+    assert_eq!(manager.lease_duration, GoDuration::from_secs(4));
+    let defaults = ControllerManagerConfig::default();
+    assert_eq!(
+        (
+            defaults.lease_duration,
+            defaults.renew_deadline,
+            defaults.retry_period
+        ),
+        (
+            GoDuration::from_secs(15),
+            GoDuration::from_secs(10),
+            GoDuration::from_secs(2)
+        )
+    );
+}

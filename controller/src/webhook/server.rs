@@ -1,0 +1,211 @@
+//! The HTTPS server of the two webhooks: axum routes over rustls, with the certificate files
+//! polled for changes.
+
+use std::net::SocketAddr;
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::time::Duration;
+
+use axum::extract::{DefaultBodyLimit, State};
+use axum::routing::post;
+use axum::{Json, Router};
+use hyper_util::rt::{TokioExecutor, TokioIo};
+use hyper_util::server::conn::auto;
+use hyper_util::service::TowerToHyperService;
+use tokio::net::TcpListener;
+use tokio::sync::watch;
+use tokio::task::JoinHandle;
+use tokio_rustls::TlsAcceptor;
+
+use super::admission::{Review, Webhooks};
+use super::tls::{CertError, ReloadingCert, crypto_provider, server_config};
+
+pub const MUTATE_PATH: &str = "/mutate-workload-codeflare-dev-v1beta2-appwrapper";
+pub const VALIDATE_PATH: &str = "/validate-workload-codeflare-dev-v1beta2-appwrapper";
+/// Where the reference's webhook server reads `tls.crt` and `tls.key`.
+pub const DEFAULT_CERT_DIR: &str = "/tmp/k8s-webhook-server/serving-certs";
+pub const DEFAULT_PORT: u16 = 9443;
+
+/// An AdmissionReview holds the object twice on UPDATE; allow for large AppWrappers.
+const BODY_LIMIT: usize = 16 * 1024 * 1024;
+
+#[derive(Clone, Debug)]
+pub struct ServerOptions {
+    pub bind: SocketAddr,
+    pub cert_file: PathBuf,
+    pub key_file: PathBuf,
+    /// Offer HTTP/2 in ALPN (`controllerManager.enableHTTP2`).
+    pub http2: bool,
+    /// How often the certificate files are checked for changes.
+    pub reload_interval: Duration,
+}
+
+impl ServerOptions {
+    /// `tls.crt` and `tls.key` in `dir`, served on `bind`.
+    pub fn in_dir(dir: impl Into<PathBuf>, bind: SocketAddr) -> Self {
+        let dir = dir.into();
+        ServerOptions {
+            bind,
+            cert_file: dir.join("tls.crt"),
+            key_file: dir.join("tls.key"),
+            http2: false,
+            reload_interval: Duration::from_secs(1),
+        }
+    }
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum ServeError {
+    #[error("binding the webhook server to {addr}: {source}")]
+    Bind {
+        addr: SocketAddr,
+        source: std::io::Error,
+    },
+    #[error(transparent)]
+    Tls(#[from] CertError),
+}
+
+/// A running webhook server; it stops when [`WebhookServer::stop`] is called or it is dropped.
+pub struct WebhookServer {
+    local_addr: SocketAddr,
+    certs: Arc<ReloadingCert>,
+    stop: watch::Sender<bool>,
+    task: JoinHandle<()>,
+}
+
+impl WebhookServer {
+    pub fn local_addr(&self) -> SocketAddr {
+        self.local_addr
+    }
+
+    /// Whether a certificate has been loaded ("certs ready").
+    pub fn certs_ready(&self) -> bool {
+        self.certs.is_ready()
+    }
+
+    pub fn certs(&self) -> Arc<ReloadingCert> {
+        Arc::clone(&self.certs)
+    }
+
+    pub async fn stop(self) {
+        let _ = self.stop.send(true);
+        let _ = self.task.await;
+    }
+}
+
+pub fn router(webhooks: Arc<Webhooks>) -> Router {
+    Router::new()
+        .route(MUTATE_PATH, post(mutate))
+        .route(VALIDATE_PATH, post(validate))
+        .layer(DefaultBodyLimit::max(BODY_LIMIT))
+        .with_state(webhooks)
+}
+
+async fn mutate(State(webhooks): State<Arc<Webhooks>>, Json(review): Json<Review>) -> Json<Review> {
+    Json(webhooks.mutate(review))
+}
+
+async fn validate(
+    State(webhooks): State<Arc<Webhooks>>,
+    Json(review): Json<Review>,
+) -> Json<Review> {
+    Json(webhooks.validate(review).await)
+}
+
+/// Binds and starts serving. Missing certificate files are not an error: handshakes fail until
+/// they appear.
+pub async fn serve(
+    options: ServerOptions,
+    webhooks: Webhooks,
+) -> Result<WebhookServer, ServeError> {
+    let provider = crypto_provider();
+    let certs = Arc::new(ReloadingCert::new(
+        options.cert_file.clone(),
+        options.key_file.clone(),
+        Arc::clone(&provider),
+    ));
+    if let Err(e) = certs.reload_if_changed() {
+        tracing::warn!("webhook certificate not loaded yet: {e}");
+    }
+    let tls = server_config(Arc::clone(&certs), provider, options.http2)?;
+    let listener = TcpListener::bind(options.bind)
+        .await
+        .map_err(|source| ServeError::Bind {
+            addr: options.bind,
+            source,
+        })?;
+    let local_addr = listener.local_addr().map_err(|source| ServeError::Bind {
+        addr: options.bind,
+        source,
+    })?;
+    let (stop, stopped) = watch::channel(false);
+    let app = router(Arc::new(webhooks));
+    let acceptor = TlsAcceptor::from(Arc::new(tls));
+    let reloader = reload_loop(Arc::clone(&certs), options.reload_interval, stopped.clone());
+    let task = tokio::spawn(async move {
+        tokio::join!(accept_loop(listener, acceptor, app, stopped), reloader);
+    });
+    tracing::info!("webhook server listening on https://{local_addr}");
+    Ok(WebhookServer {
+        local_addr,
+        certs,
+        stop,
+        task,
+    })
+}
+
+async fn accept_loop(
+    listener: TcpListener,
+    acceptor: TlsAcceptor,
+    app: Router,
+    mut stopped: watch::Receiver<bool>,
+) {
+    loop {
+        let (tcp, peer) = tokio::select! {
+            _ = stopped.wait_for(|s| *s) => return,
+            accepted = listener.accept() => match accepted {
+                Ok(accepted) => accepted,
+                Err(e) => {
+                    tracing::warn!("webhook accept: {e}");
+                    continue;
+                }
+            },
+        };
+        let acceptor = acceptor.clone();
+        let service = TowerToHyperService::new(app.clone());
+        tokio::spawn(async move {
+            let tls = match acceptor.accept(tcp).await {
+                Ok(tls) => tls,
+                Err(e) => {
+                    tracing::debug!("webhook TLS handshake with {peer}: {e}");
+                    return;
+                }
+            };
+            let connection = auto::Builder::new(TokioExecutor::new());
+            if let Err(e) = connection
+                .serve_connection(TokioIo::new(tls), service)
+                .await
+            {
+                tracing::debug!("webhook connection from {peer}: {e}");
+            }
+        });
+    }
+}
+
+async fn reload_loop(
+    certs: Arc<ReloadingCert>,
+    interval: Duration,
+    mut stopped: watch::Receiver<bool>,
+) {
+    loop {
+        tokio::select! {
+            _ = stopped.wait_for(|s| *s) => return,
+            () = tokio::time::sleep(interval) => {}
+        }
+        match certs.reload_if_changed() {
+            Ok(true) => tracing::info!("webhook certificate (re)loaded"),
+            Ok(false) => {}
+            Err(e) => tracing::debug!("webhook certificate not reloaded: {e}"),
+        }
+    }
+}

@@ -1,0 +1,53 @@
+//! Table tests of the pure webhook rules.
+
+mod create;
+mod field;
+mod tls;
+mod update;
+
+use serde_json::{Value, json};
+
+use crate::api::AppWrapper;
+
+pub fn pod_spec() -> Value {
+    json!({"containers": [{"name": "c", "image": "busybox"}]})
+}
+
+pub fn pod_template() -> Value {
+    json!({"metadata": {"labels": {"app": "x"}}, "spec": pod_spec()})
+}
+
+pub fn pod() -> Value {
+    json!({"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "p"}, "spec": pod_spec()})
+}
+
+pub fn deployment(replicas: i64) -> Value {
+    json!({"apiVersion": "apps/v1", "kind": "Deployment", "metadata": {"name": "d"},
+           "spec": {"replicas": replicas, "template": pod_template()}})
+}
+
+pub fn jobset() -> Value {
+    json!({"apiVersion": "jobset.x-k8s.io/v1alpha2", "kind": "JobSet", "metadata": {"name": "js"},
+    "spec": {"replicatedJobs": [
+        {"name": "a", "replicas": 1, "template": {"spec": {"parallelism": 1, "template": pod_template()}}},
+        {"name": "b", "replicas": 1, "template": {"spec": {"parallelism": 1, "template": pod_template()}}}
+    ]}})
+}
+
+/// An AppWrapper in `default` with one component per `(template, declared podSets)`.
+pub fn appwrapper(components: Vec<(Value, Value)>) -> AppWrapper {
+    let components: Vec<Value> = components
+        .into_iter()
+        .map(|(template, pod_sets)| json!({"template": template, "podSets": pod_sets}))
+        .collect();
+    serde_json::from_value(json!({
+        "apiVersion": "workload.codeflare.dev/v1beta2", "kind": "AppWrapper",
+        "metadata": {"name": "aw", "namespace": "default"},
+        "spec": {"components": components},
+    }))
+    .unwrap()
+}
+
+pub fn one(template: Value) -> AppWrapper {
+    appwrapper(vec![(template, json!([]))])
+}

@@ -1,0 +1,97 @@
+//! Helpers shared by the operations tests (webhook, leader election, node health) on the
+//! embedded cluster.
+#![allow(dead_code)]
+
+use std::future::Future;
+use std::time::{Duration, Instant};
+
+use appwrapper_controller::api::AppWrapper;
+use k8s_openapi::api::core::v1::Namespace;
+use kube::api::{Api, PostParams};
+use serde_json::{Value, json};
+
+/// Polls `check` every 200 ms until it returns `Some`, or panics with `what` after `secs`.
+pub async fn eventually<T, F, Fut>(secs: u64, what: &str, mut check: F) -> T
+where
+    F: FnMut() -> Fut,
+    Fut: Future<Output = Option<T>>,
+{
+    let deadline = Instant::now() + Duration::from_secs(secs);
+    loop {
+        if let Some(value) = check().await {
+            return value;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "timed out after {secs}s waiting for {what}"
+        );
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    }
+}
+
+/// Creates the namespace unless it exists.
+pub async fn namespace(client: &kube::Client, name: &str) {
+    let ns: Namespace = serde_json::from_value(json!({"metadata": {"name": name}})).unwrap();
+    match Api::<Namespace>::all(client.clone())
+        .create(&PostParams::default(), &ns)
+        .await
+    {
+        Ok(_) => {}
+        Err(kube::Error::Api(e)) if e.code == 409 => {}
+        Err(e) => panic!("namespace {name}: {e}"),
+    }
+}
+
+pub async fn install_appwrapper_crd(client: &kube::Client) -> anyhow::Result<()> {
+    let crd = appwrapper_controller::crd::appwrapper_crd();
+    clusters::crds::install(client, std::slice::from_ref(&crd)).await?;
+    Ok(())
+}
+
+pub fn pod_spec() -> Value {
+    json!({"containers": [{"name": "c", "image": "busybox", "resources": {"requests": {"cpu": "10m"}}}]})
+}
+
+pub fn pod_template() -> Value {
+    json!({"metadata": {"labels": {"app": "aw"}}, "spec": pod_spec()})
+}
+
+pub fn pod(name: &str) -> Value {
+    json!({"apiVersion": "v1", "kind": "Pod", "metadata": {"name": name}, "spec": pod_spec()})
+}
+
+pub fn deployment(name: &str, replicas: i64) -> Value {
+    json!({"apiVersion": "apps/v1", "kind": "Deployment", "metadata": {"name": name},
+           "spec": {"replicas": replicas, "selector": {"matchLabels": {"app": "aw"}}, "template": pod_template()}})
+}
+
+/// An AppWrapper with one component per `(template, declared podSets)`.
+pub fn appwrapper(name: &str, components: Vec<(Value, Value)>) -> AppWrapper {
+    let components: Vec<Value> = components
+        .into_iter()
+        .map(|(template, pod_sets)| json!({"template": template, "podSets": pod_sets}))
+        .collect();
+    serde_json::from_value(json!({
+        "apiVersion": "workload.codeflare.dev/v1beta2", "kind": "AppWrapper",
+        "metadata": {"name": name},
+        "spec": {"components": components},
+    }))
+    .unwrap()
+}
+
+/// The API status of a refused request; panics if it was not refused.
+pub fn refusal<T: std::fmt::Debug>(result: Result<T, kube::Error>) -> kube::core::Status {
+    match result {
+        Err(kube::Error::Api(status)) => *status,
+        other => panic!("expected the API to refuse, got {other:?}"),
+    }
+}
+
+/// The fields named by the causes of a refusal.
+pub fn cause_fields(status: &kube::core::Status) -> Vec<String> {
+    status
+        .details
+        .as_ref()
+        .map(|d| d.causes.iter().map(|c| c.field.clone()).collect())
+        .unwrap_or_default()
+}
