@@ -242,16 +242,21 @@ async fn crash_helper_brings_up_a_cluster_and_fails() {
 #[tokio::test]
 async fn no_component_outlives_a_failing_test_process() {
     let pid_file = std::env::temp_dir().join(format!("awconf-crash-pids-{}", std::process::id()));
-    let status = std::process::Command::new(std::env::current_exe().unwrap())
+    // Captured, so the helper's deliberate failure does not read as this run's result.
+    let output = std::process::Command::new(std::env::current_exe().unwrap())
         .args([
             "--exact",
             "crash_helper_brings_up_a_cluster_and_fails",
             "--nocapture",
         ])
         .env(CRASH_HELPER, &pid_file)
-        .status()
+        .output()
         .unwrap();
-    assert!(!status.success(), "the helper test was meant to fail");
+    assert!(
+        !output.status.success(),
+        "the helper test was meant to fail:\n{}",
+        String::from_utf8_lossy(&output.stdout)
+    );
     let pids: Vec<u32> = std::fs::read_to_string(&pid_file)
         .expect("the helper wrote its pids")
         .lines()
