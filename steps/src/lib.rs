@@ -1,1 +1,26 @@
-//! Conformance steps.
+//! The AppWrapper conformance suite: a cucumber World per scenario (its own namespace and
+//! queues), step definitions that read like the spec, a partial-YAML matcher, an invariant
+//! monitor that watches every AppWrapper for the whole run, and the reports.
+//!
+//! Entry point: [`run_suite`], called by `tests/conformance.rs` (under `cargo test`) and by
+//! `awconf run`.
+
+pub mod controller;
+pub mod fixtures;
+pub mod harness;
+pub mod hooks;
+pub mod kube_util;
+pub mod logging;
+pub mod matcher;
+pub mod monitor;
+pub mod options;
+pub mod report;
+pub mod steps;
+pub mod suite;
+pub mod wait;
+pub mod world;
+pub mod yaml;
+
+pub use options::{ClusterChoice, ControllerMode, SuiteOptions, Summary};
+pub use suite::run_suite;
+pub use world::AwWorld;

@@ -1,0 +1,120 @@
+Feature: Deletion of the wrapped resources
+  `ResourcesDeployed=False` is a promise that nothing of the workload is left: no wrapped object
+  and no labelled pod (spec §4.7, §4.8). Deletion escalates to forceful deletion after the
+  forceful-deletion grace period. The invariant monitor checks the promise on every release.
+
+  Scenario: ResourcesDeployed stays True while pods hang in termination
+    Given an AppWrapper "hanging" wrapping a Deployment with 2 replicas
+    And its pods hang on deletion
+    And its annotation "forcefulDeletionGracePeriodDuration" is "8s"
+    When it is submitted to the LocalQueue
+    Then 2 pods of it are Running within 60 seconds
+    When Kueue deactivates its workload
+    Then it reaches phase Suspending within 30 seconds
+    And it stays Suspending for 4 seconds
+    And it matches:
+      """
+      status:
+        conditions:
+        - {type: ResourcesDeployed, status: "True"}
+        - {type: QuotaReserved, status: "True"}
+        - {type: DeletingResources, status: "True", reason: DeletionInitiated}
+      """
+    And its pods match:
+      """
+      metadata:
+        deletionTimestamp: $present
+      """
+    And it reaches phase Suspended within 30 seconds
+    And no pod of it remains
+    And it matches:
+      """
+      status:
+        conditions:
+        - {type: ResourcesDeployed, status: "False", reason: Suspended}
+        - {type: DeletingResources, status: "False", reason: DeletionComplete}
+      """
+
+  Scenario: DeletionOnFailureGracePeriod keeps a failed workload's resources until Kueue suspends it
+    Given an AppWrapper "debug" wrapping a Pod
+    And it has the annotations:
+      | failureGracePeriodDuration           | 0s |
+      | terminalExitCodes                    | 3  |
+      | deletionOnFailureGracePeriodDuration | 1h |
+    When it is submitted to the LocalQueue
+    Then it reaches phase Running within 60 seconds
+    When its pods fail with exit code 3
+    Then it reaches phase Failed within 30 seconds
+    And it stays Failed for 3 seconds
+    And 1 pod of it is Failed
+    And it matches:
+      """
+      status:
+        conditions:
+        - {type: ResourcesDeployed, status: "True"}
+        - {type: QuotaReserved, status: "True"}
+        - type: DeletingResources
+          status: "False"
+          reason: DeletionPaused
+          message: workload.codeflare.dev.appwrapper/deletionOnFailureGracePeriodDuration has value 30s
+      """
+    When Kueue deactivates its workload
+    Then it matches within 30 seconds:
+      """
+      status:
+        conditions:
+        - type: ResourcesDeployed
+          status: "False"
+          reason: Failed
+          message: Kueue forced resource deletion by suspending AppWrapper
+        - {type: QuotaReserved, status: "False", reason: Failed}
+      """
+    And no pod of it remains
+
+  Scenario: SuccessTTL deletes a succeeded workload's resources
+    Given an AppWrapper "ttl" wrapping a Job with 1 pod
+    And its pods succeed after 1 second
+    And its annotation "successTTLDuration" is "10s"
+    When it is submitted to the LocalQueue
+    Then it reaches phase Succeeded within 60 seconds
+    And 1 pod of it is Succeeded
+    And its ResourcesDeployed condition is True
+    And it matches within 30 seconds:
+      """
+      status:
+        phase: Succeeded
+        conditions:
+        - type: ResourcesDeployed
+          status: "False"
+          reason: Succeeded
+          message: Time to live after success of 10s expired
+      """
+    And no pod of it remains
+    And no wrapped object of it remains
+
+  Scenario: Deleting a running AppWrapper passes through Terminating and removes its finalizer last
+    Given an AppWrapper "doomed" wrapping a Pod
+    And its pods hang on deletion
+    And its annotation "forcefulDeletionGracePeriodDuration" is "8s"
+    When it is submitted to the LocalQueue
+    Then 1 pod of it is Running within 60 seconds
+    When it is deleted
+    Then it reaches phase Terminating within 15 seconds
+    And it matches:
+      """
+      metadata:
+        deletionTimestamp: $present
+        finalizers: [workload.codeflare.dev/finalizer]
+      status:
+        conditions:
+        - {type: ResourcesDeployed, status: "True"}
+      """
+    And its pods match:
+      """
+      metadata:
+        deletionTimestamp: $present
+      """
+    And it stays Terminating for 3 seconds
+    And it is gone within 30 seconds
+    And no pod of it remains
+    And the monitor saw it go from Running to Terminating

@@ -1,0 +1,253 @@
+Feature: Fault tolerance
+  How the controller detects an unhealthy workload, when it resets it and when it gives up
+  (spec §2.3.4, §2.5, §3). Grace periods are set per AppWrapper with the
+  `workload.codeflare.dev.appwrapper/...` annotations; the suite's controller clamps them to 30s
+  (GracePeriodMaximum).
+
+  Scenario: Failed pods reset the workload once the failure grace period is over
+    Given an AppWrapper "fails" wrapping a Pod
+    And it has the annotations:
+      | failureGracePeriodDuration | 8s  |
+      | retryPausePeriodDuration   | 30s |
+    When it is submitted to the LocalQueue
+    Then it reaches phase Running within 60 seconds
+    When its pods fail with exit code 1
+    Then its Unhealthy condition is True with reason FoundFailedPods within 30 seconds
+    And it stays Running for 4 seconds
+    And it reaches phase Resetting within 15 seconds
+    And its resettingCount is 1
+    And it has an event Unhealthy containing "FoundFailedPods: 1 failed pods"
+
+  Scenario: Pods that are not created within the admission grace period reset the workload
+    Given the namespace allows no pods
+    And an AppWrapper "nopods" wrapping a Job with 2 pods
+    And it has the annotations:
+      | admissionGracePeriodDuration | 4s  |
+      | retryPausePeriodDuration     | 30s |
+    When it is submitted to the LocalQueue
+    Then it reaches phase Running within 30 seconds
+    And it reaches phase Resetting within 30 seconds
+    And its resettingCount is 1
+    And it matches:
+      """
+      status:
+        conditions:
+        - type: Unhealthy
+          status: "True"
+          reason: InsufficientPodsReady
+          message: 0 pods pending; 0 pods running; 0 pods succeeded
+      """
+
+  Scenario: Pods that do not run within the warmup grace period reset the workload
+    Given an AppWrapper "slow" wrapping a Job with 2 pods
+    And its pods stay pending
+    And it has the annotations:
+      | warmupGracePeriodDuration | 5s  |
+      | retryPausePeriodDuration  | 30s |
+    When it is submitted to the LocalQueue
+    Then it reaches phase Running within 60 seconds
+    And its PodsReady condition is False
+    And it reaches phase Resetting within 30 seconds
+    And its resettingCount is 1
+    And it matches:
+      """
+      status:
+        conditions:
+        - type: Unhealthy
+          status: "True"
+          reason: InsufficientPodsReady
+          message: 2 pods pending; 0 pods running; 0 pods succeeded
+      """
+
+  Scenario: A missing component fails the workload without a retry
+    Given an AppWrapper "missing" wrapping a Job with 1 pod
+    When it is submitted to the LocalQueue
+    Then it reaches phase Running within 60 seconds
+    When its wrapped Job is deleted
+    Then it reaches phase Failed within 30 seconds
+    And its resettingCount is 0
+    And it matches within 30 seconds:
+      """
+      status:
+        conditions:
+        - type: Unhealthy
+          status: "True"
+          reason: MissingComponent
+          message: Only found 0 deployed components, but was expecting 1
+        - {type: ResourcesDeployed, status: "False", reason: Failed, message: Resources deleted for failed AppWrapper}
+        - {type: QuotaReserved, status: "False", reason: Failed}
+      """
+    And no pod of it remains
+
+  Scenario: A Job that failed resets the workload without waiting for the failure grace period
+    Given an AppWrapper "jobfails" wrapping a Job with 1 pod and backoffLimit 0
+    And its pods fail with exit code 1 after 2 seconds
+    And it has the annotations:
+      | failureGracePeriodDuration | 1h  |
+      | retryPausePeriodDuration   | 30s |
+    When it is submitted to the LocalQueue
+    Then it reaches phase Resetting within 20 seconds
+    And its resettingCount is 1
+    And it matches:
+      """
+      status:
+        conditions:
+        - {type: Unhealthy, status: "True", reason: FailedComponent, message: Found 1 failed components}
+      """
+
+  Scenario: The retry pause keeps the quota
+    Given an AppWrapper "pausing" wrapping a Pod
+    And it has the annotations:
+      | failureGracePeriodDuration | 0s  |
+      | retryPausePeriodDuration   | 15s |
+    When it is submitted to the LocalQueue
+    Then it reaches phase Running within 60 seconds
+    When its pods fail with exit code 1
+    Then it reaches phase Resetting within 30 seconds
+    And its ResourcesDeployed condition is False with reason Resetting within 15 seconds
+    And no pod of it remains
+    And it stays Resetting for 3 seconds
+    And its QuotaReserved condition is True
+    And the ClusterQueue has 1 admitted workload
+    And its workload matches:
+      """
+      status:
+        conditions:
+        - {type: QuotaReserved, status: "True"}
+        - {type: Admitted, status: "True"}
+      """
+    And it reaches phase Running within 30 seconds
+    And its resettingCount is 1
+
+  Scenario: Exceeding the retry limit fails the workload, deletes everything and releases the quota
+    Given an AppWrapper "hopeless" wrapping a Pod
+    And its pods fail with exit code 1 after 1 second
+    And it has the annotations:
+      | failureGracePeriodDuration | 0s |
+      | retryPausePeriodDuration   | 1s |
+      | retryLimit                 | 2  |
+    When it is submitted to the LocalQueue
+    Then it reaches phase Failed within 90 seconds
+    And the monitor saw it go from Resetting to Resuming
+    And its resettingCount is 2
+    And it matches within 30 seconds:
+      """
+      status:
+        conditions:
+        - {type: ResourcesDeployed, status: "False", reason: Failed}
+        - {type: QuotaReserved, status: "False", reason: Failed, message: No resources deployed}
+      """
+    And no pod of it remains
+    And no wrapped object of it remains
+    And the ClusterQueue has 0 admitted workloads within 30 seconds
+    And its workload matches:
+      """
+      status:
+        conditions:
+        - {type: Finished, status: "True"}
+      """
+
+  Scenario: Kueue suspends a workload during its retry pause, and admits it again later
+    Given an AppWrapper "interrupted" wrapping a Pod
+    And it has the annotations:
+      | failureGracePeriodDuration | 0s  |
+      | retryPausePeriodDuration   | 30s |
+    When it is submitted to the LocalQueue
+    Then it reaches phase Running within 60 seconds
+    When its pods fail with exit code 1
+    Then it reaches phase Resetting within 30 seconds
+    When Kueue deactivates its workload
+    Then it reaches phase Suspended within 30 seconds
+    And the monitor saw it go from Resetting to Suspending
+    And it matches:
+      """
+      status:
+        resettingCount: 1
+        conditions:
+        - {type: QuotaReserved, status: "False", reason: Suspended}
+        - {type: Unhealthy, status: "False", reason: Suspended}
+      """
+    When Kueue reactivates its workload
+    Then it reaches phase Running within 60 seconds
+    And its resettingCount is 1
+
+  Scenario Outline: Exit code <code> with <list> "<codes>" is <verdict>
+    Given an AppWrapper "exits" wrapping a Pod
+    And it has the annotations:
+      | failureGracePeriodDuration | 0s      |
+      | retryPausePeriodDuration   | 30s     |
+      | <list>                     | <codes> |
+    When it is submitted to the LocalQueue
+    Then it reaches phase Running within 60 seconds
+    When its pods fail with exit code <code>
+    Then it reaches phase <phase> within 30 seconds
+    And its resettingCount is <count>
+
+    Examples:
+      | list               | codes | code | verdict   | phase     | count |
+      | terminalExitCodes  | 42    | 42   | terminal  | Failed    | 0     |
+      | terminalExitCodes  | 42    | 1    | retryable | Resetting | 1     |
+      | retryableExitCodes | 10,11 | 11   | retryable | Resetting | 1     |
+      | retryableExitCodes | 10,11 | 3    | terminal  | Failed    | 0     |
+
+  Scenario: GracePeriodMaximum clamps a longer grace period
+    Given an AppWrapper "clamped" wrapping a Pod
+    And it has the annotations:
+      | failureGracePeriodDuration | 24h |
+      | retryPausePeriodDuration   | 30s |
+    When it is submitted to the LocalQueue
+    Then it reaches phase Running within 60 seconds
+    When its pods fail with exit code 1
+    Then its Unhealthy condition is True with reason FoundFailedPods within 30 seconds
+    And it stays Running for 20 seconds
+    # The retry pause is measured from the same moment, so the reset goes on to Resuming at once.
+    And it matches within 20 seconds:
+      """
+      status:
+        resettingCount: 1
+      """
+    And the monitor saw it go from Running to Resetting
+
+  Scenario: An Autopilot NoExecute node resets the workload without counting a retry
+    Given an AppWrapper "gpu" wrapping a Job with 1 pod
+    And its pods request 1 GPU
+    When it is submitted to the LocalQueue
+    Then 1 pod of it is Running within 60 seconds
+    And its pods match:
+      """
+      spec:
+        affinity:
+          nodeAffinity:
+            requiredDuringSchedulingIgnoredDuringExecution:
+              nodeSelectorTerms:
+              - matchExpressions:
+                - {key: autopilot.ibm.com/gpuhealth, operator: NotIn}
+      """
+    When the node of its pod is labelled "autopilot.ibm.com/gpuhealth=EVICT"
+    Then it reaches phase Resetting within 90 seconds
+    And its resettingCount is 0
+    And its Unhealthy condition is True with reason AutopilotNoExecute
+    And it reaches phase Running within 60 seconds
+    And its pods run on another node within 60 seconds
+    And its resettingCount is 0
+
+  @serial
+  Scenario: A NoExecute taint that evicts a wrapped Pod fails the workload: a component is missing
+    Given an AppWrapper "evicted" wrapping a Pod
+    When it is submitted to the LocalQueue
+    Then 1 pod of it is Running within 60 seconds
+    When the node of its pod gets a NoExecute taint "awconf.dev/broken"
+    Then it reaches phase Failed within 30 seconds
+    And its Unhealthy condition is True with reason MissingComponent
+    And its resettingCount is 0
+
+  @serial
+  Scenario: A node that becomes NotReady does not by itself disturb a running workload
+    Given an AppWrapper "steady" wrapping a Job with 1 pod
+    When it is submitted to the LocalQueue
+    Then 1 pod of it is Running within 60 seconds
+    And its PodsReady condition is True within 30 seconds
+    When the node of its pod becomes NotReady
+    Then it stays Running for 5 seconds
+    And its PodsReady condition is True
+    And its Unhealthy condition is False

@@ -1,0 +1,239 @@
+//! The controller under test: embedded in this process, our binary as a child process, or any
+//! external command. Scenarios stop, kill and restart it.
+
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use anyhow::Context as _;
+use appwrapper_controller::config::Config;
+use appwrapper_controller::duration::GoDuration;
+use appwrapper_controller::run::Handle;
+use clusters::process::Process;
+
+use crate::options::ControllerMode;
+
+/// The suite's fault-tolerance defaults: seconds instead of minutes, so that a scenario that
+/// does not set an annotation still finishes quickly. `gracePeriodCeiling` is low too, so that
+/// the clamp is observable.
+pub fn suite_config() -> Config {
+    let mut config = Config::default();
+    let ft = &mut config.appwrapper.fault_tolerance;
+    ft.admission_grace_period = GoDuration::from_secs(20);
+    ft.warmup_grace_period = GoDuration::from_secs(30);
+    ft.failure_grace_period = GoDuration::from_secs(5);
+    ft.reset_pause = GoDuration::from_secs(2);
+    ft.retry_limit = 3;
+    ft.deletion_grace_period = GoDuration::from_secs(15);
+    ft.grace_period_ceiling = GoDuration::from_secs(30);
+    config.webhooks_enabled = false;
+    config
+}
+
+enum Running {
+    Embedded(Handle),
+    Child(Process),
+}
+
+pub struct ControllerUnderTest {
+    mode: ControllerMode,
+    config: Config,
+    config_path: PathBuf,
+    kubeconfig: PathBuf,
+    log_path: PathBuf,
+    running: Option<Running>,
+    starts: usize,
+}
+
+impl ControllerUnderTest {
+    /// Writes the configuration file (used by the process and external modes).
+    pub fn new(
+        mode: ControllerMode,
+        config: Config,
+        kubeconfig: &Path,
+        report_dir: &Path,
+    ) -> anyhow::Result<Self> {
+        let config_path = report_dir.join("controller-config.yaml");
+        let text = serde_saphyr::to_string(&config).context("rendering the controller config")?;
+        std::fs::write(&config_path, text)
+            .with_context(|| format!("writing {}", config_path.display()))?;
+        Ok(ControllerUnderTest {
+            mode,
+            config,
+            config_path,
+            kubeconfig: kubeconfig.to_path_buf(),
+            log_path: report_dir.join("controller.log"),
+            running: None,
+            starts: 0,
+        })
+    }
+
+    pub fn mode(&self) -> &ControllerMode {
+        &self.mode
+    }
+
+    pub fn config(&self) -> &Config {
+        &self.config
+    }
+
+    /// The log of a child controller; the embedded one logs through `tracing`.
+    pub fn log_path(&self) -> Option<&Path> {
+        match self.mode {
+            ControllerMode::Embedded => None,
+            _ => Some(&self.log_path),
+        }
+    }
+
+    pub fn is_running(&mut self) -> bool {
+        match &mut self.running {
+            Some(Running::Child(process)) => process.exited().is_none(),
+            Some(Running::Embedded(_)) => true,
+            None => false,
+        }
+    }
+
+    pub fn starts(&self) -> usize {
+        self.starts
+    }
+
+    /// Starts the controller (a no-op when it runs). `client` must belong to the runtime the
+    /// embedded controller is to run on.
+    pub async fn start(&mut self, client: &kube::Client) -> anyhow::Result<()> {
+        if self.is_running() {
+            return Ok(());
+        }
+        let running = match &self.mode {
+            ControllerMode::Embedded => Running::Embedded(
+                appwrapper_controller::run::run(self.config.clone(), client.clone())
+                    .await
+                    .context("starting the embedded controller")?,
+            ),
+            ControllerMode::Process { binary } => {
+                let binary = match binary {
+                    Some(b) => b.clone(),
+                    None => find_binary()?,
+                };
+                let args = vec![
+                    "--kubeconfig".to_string(),
+                    self.kubeconfig.display().to_string(),
+                    "--config".to_string(),
+                    self.config_path.display().to_string(),
+                ];
+                let envs = [("NO_COLOR", "1".to_string())];
+                Running::Child(
+                    Process::start(
+                        "appwrapper-controller",
+                        &binary,
+                        &args,
+                        &envs,
+                        &self.log_path,
+                        false,
+                    )
+                    .with_context(|| format!("starting {}", binary.display()))?,
+                )
+            }
+            ControllerMode::External { command } => {
+                let command = command
+                    .replace("{kubeconfig}", &self.kubeconfig.display().to_string())
+                    .replace("{config}", &self.config_path.display().to_string());
+                let envs = [
+                    ("KUBECONFIG", self.kubeconfig.display().to_string()),
+                    (
+                        "AWCONF_CONTROLLER_CONFIG",
+                        self.config_path.display().to_string(),
+                    ),
+                    ("NO_COLOR", "1".to_string()),
+                ];
+                Running::Child(
+                    Process::start(
+                        "controller",
+                        Path::new("/bin/sh"),
+                        &["-c".to_string(), command.clone()],
+                        &envs,
+                        &self.log_path,
+                        false,
+                    )
+                    .with_context(|| format!("starting `{command}`"))?,
+                )
+            }
+        };
+        self.running = Some(running);
+        self.starts += 1;
+        tracing::info!(mode = self.mode.name(), "controller under test started");
+        Ok(())
+    }
+
+    /// Stops the controller in an orderly way: SIGTERM for a child, shutdown for the embedded
+    /// one (it finishes the reconciles in flight).
+    pub async fn stop(&mut self) -> anyhow::Result<()> {
+        match self.running.take() {
+            Some(Running::Embedded(handle)) => handle.shutdown().await?,
+            Some(Running::Child(mut process)) => {
+                tokio::task::spawn_blocking(move || process.stop(Duration::from_secs(10)))
+                    .await
+                    .context("stopping the controller")?;
+            }
+            None => {}
+        }
+        tracing::info!("controller under test stopped");
+        Ok(())
+    }
+
+    /// Kills the controller as a crash would: SIGKILL for a child. The embedded controller has
+    /// no abrupt stop, so it is stopped (reconciles in flight finish first).
+    pub async fn kill(&mut self) -> anyhow::Result<()> {
+        match self.running.take() {
+            Some(Running::Child(mut process)) => {
+                tokio::task::spawn_blocking(move || process.kill())
+                    .await
+                    .context("killing the controller")?;
+                tracing::info!("controller under test killed");
+                Ok(())
+            }
+            other => {
+                self.running = other;
+                self.stop().await
+            }
+        }
+    }
+}
+
+/// `appwrapper-controller` beside the running executable (`target/debug/` or, for a test,
+/// its parent).
+fn find_binary() -> anyhow::Result<PathBuf> {
+    let exe = std::env::current_exe().context("locating the test executable")?;
+    let candidates: Vec<PathBuf> = exe
+        .ancestors()
+        .skip(1)
+        .take(2)
+        .map(|dir| dir.join("appwrapper-controller"))
+        .collect();
+    candidates
+        .iter()
+        .find(|p| p.is_file())
+        .cloned()
+        .ok_or_else(|| {
+            anyhow::anyhow!(
+                "appwrapper-controller not found (looked at {}); build it with `cargo build -p appwrapper-controller` or set AWCONF_CONTROLLER_BIN",
+                candidates
+                    .iter()
+                    .map(|p| p.display().to_string())
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            )
+        })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_suite_config_is_valid_and_short() {
+        let config = suite_config();
+        config.validate().unwrap();
+        let ft = &config.appwrapper.fault_tolerance;
+        assert!(ft.warmup_grace_period <= GoDuration::from_secs(60));
+        let text = serde_saphyr::to_string(&config).unwrap();
+        assert_eq!(Config::from_yaml(&text).unwrap(), config);
+    }
+}

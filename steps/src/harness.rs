@@ -1,0 +1,118 @@
+//! What every scenario of a run shares: the cluster, Kueue, the controller under test, the
+//! invariant monitor, the serial lock and the results. cucumber creates each World without
+//! arguments, so the run's harness is reachable through [`current`].
+
+use std::path::PathBuf;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex, RwLock};
+
+use clusters::LocalCluster;
+use clusters::kueue::Kueue;
+
+use crate::controller::ControllerUnderTest;
+use crate::monitor::Monitor;
+use crate::options::SuiteOptions;
+use crate::report::ScenarioRecord;
+
+/// The ResourceFlavor every scenario's ClusterQueue uses: fake nodes only, plus a toleration
+/// so that admission visibly injects one.
+pub const FLAVOR: &str = "awconf-flavor";
+pub const FLAVOR_TOLERATION_KEY: &str = "awconf.dev/flavor";
+
+pub struct Harness {
+    pub options: SuiteOptions,
+    /// For steps and hooks: requests time out (30 s) instead of hanging a scenario.
+    pub client: kube::Client,
+    /// For what watches (the embedded controller, the monitor): no read timeout.
+    pub watch_client: kube::Client,
+    pub cluster: &'static LocalCluster,
+    pub kueue: &'static tokio::sync::Mutex<Kueue>,
+    pub controller: tokio::sync::Mutex<ControllerUnderTest>,
+    pub monitor: Monitor,
+    /// Scenarios hold it shared; `@serial` ones hold it exclusively.
+    pub serial: Arc<tokio::sync::RwLock<()>>,
+    pub results: Mutex<Vec<ScenarioRecord>>,
+    /// The harness log (where the embedded controller logs), when this run writes one.
+    pub harness_log: Option<PathBuf>,
+    counter: AtomicUsize,
+}
+
+impl Harness {
+    #[allow(clippy::too_many_arguments)]
+    pub fn new(
+        options: SuiteOptions,
+        client: kube::Client,
+        watch_client: kube::Client,
+        cluster: &'static LocalCluster,
+        kueue: &'static tokio::sync::Mutex<Kueue>,
+        controller: ControllerUnderTest,
+        monitor: Monitor,
+        harness_log: Option<PathBuf>,
+    ) -> Self {
+        Harness {
+            options,
+            client,
+            watch_client,
+            cluster,
+            kueue,
+            controller: tokio::sync::Mutex::new(controller),
+            monitor,
+            serial: Arc::new(tokio::sync::RwLock::new(())),
+            results: Mutex::new(Vec::new()),
+            harness_log,
+            counter: AtomicUsize::new(0),
+        }
+    }
+
+    /// A number unique in this run, for namespace names.
+    pub fn next_id(&self) -> usize {
+        self.counter.fetch_add(1, Ordering::SeqCst) + 1
+    }
+
+    pub fn record(&self, record: ScenarioRecord) {
+        if let Ok(mut results) = self.results.lock() {
+            results.push(record);
+        }
+    }
+
+    pub fn records(&self) -> Vec<ScenarioRecord> {
+        self.results.lock().map(|r| r.clone()).unwrap_or_default()
+    }
+
+    /// Log files whose new lines belong in a failed scenario's artifacts, by label.
+    pub async fn log_files(&self) -> Vec<(&'static str, PathBuf)> {
+        let mut files = Vec::new();
+        if let Some(path) = &self.harness_log {
+            files.push(("harness", path.clone()));
+        }
+        if let Some(path) = self.controller.lock().await.log_path() {
+            files.push(("controller", path.to_path_buf()));
+        }
+        files.push(("kueue", self.kueue.lock().await.log_path()));
+        files
+    }
+}
+
+fn slot() -> &'static RwLock<Option<Arc<Harness>>> {
+    static CURRENT: RwLock<Option<Arc<Harness>>> = RwLock::new(None);
+    &CURRENT
+}
+
+/// The harness of the run in progress.
+pub fn current() -> anyhow::Result<Arc<Harness>> {
+    slot()
+        .read()
+        .ok()
+        .and_then(|h| h.clone())
+        .ok_or_else(|| anyhow::anyhow!("no conformance run in progress (call run_suite)"))
+}
+
+pub fn install(harness: Arc<Harness>) {
+    if let Ok(mut slot) = slot().write() {
+        *slot = Some(harness);
+    }
+}
+
+pub fn uninstall() -> Option<Arc<Harness>> {
+    slot().write().ok().and_then(|mut s| s.take())
+}

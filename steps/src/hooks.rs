@@ -1,0 +1,306 @@
+//! The scenario hooks. Before: the serial lock, the namespace and the queues. After: the
+//! controller running again, undo of node changes, the artifacts of a failure, cleanup of the
+//! AppWrappers (bounded, reporting what is left), and the invariant monitor's verdict.
+//! A problem found after the last step fails the scenario (the hook panics, which cucumber
+//! reports as a failed After hook).
+
+use std::time::Duration;
+
+use cucumber::event::ScenarioFinished;
+use cucumber::gherkin::{Feature, Rule, Scenario};
+use k8s_openapi::api::core::v1::{Namespace, Node};
+use kube::api::{Api, DeleteParams, DynamicObject, ListParams, Patch, PatchParams};
+use serde_json::json;
+
+use crate::kube_util;
+use crate::report::{ScenarioRecord, artifacts};
+use crate::world::{AwWorld, Undo};
+
+/// How long cleanup waits for the AppWrappers of a scenario to be gone.
+const CLEANUP_TIMEOUT: Duration = Duration::from_secs(90);
+
+pub fn is_serial(feature: &Feature, rule: Option<&Rule>, scenario: &Scenario) -> bool {
+    feature
+        .tags
+        .iter()
+        .chain(rule.iter().flat_map(|r| r.tags.iter()))
+        .chain(scenario.tags.iter())
+        .any(|t| t == "serial")
+}
+
+pub async fn before(
+    feature: &Feature,
+    rule: Option<&Rule>,
+    scenario: &Scenario,
+    world: &mut AwWorld,
+) {
+    let serial = is_serial(feature, rule, scenario);
+    if let Err(e) = world.setup(&feature.name, &scenario.name, serial).await {
+        // The harness boundary: cucumber turns this into a failed Before hook.
+        panic!("setting up the scenario failed: {e:#}");
+    }
+}
+
+fn panic_text(info: &(dyn std::any::Any + Send)) -> String {
+    info.downcast_ref::<String>()
+        .cloned()
+        .or_else(|| info.downcast_ref::<&str>().map(|s| s.to_string()))
+        .unwrap_or_else(|| "(panic)".into())
+}
+
+pub async fn after(
+    feature: &Feature,
+    scenario: &Scenario,
+    finished: &ScenarioFinished,
+    world: Option<&mut AwWorld>,
+) {
+    let step_failure = match finished {
+        ScenarioFinished::StepPassed => None,
+        ScenarioFinished::StepSkipped => {
+            Some("a step has no definition or was skipped".to_string())
+        }
+        ScenarioFinished::StepFailed(_, _, error) => Some(error.to_string()),
+        ScenarioFinished::BeforeHookFailed(info) => Some(panic_text(info.as_ref())),
+    };
+    let Some(w) = world else {
+        if let Ok(h) = crate::harness::current() {
+            h.record(ScenarioRecord {
+                feature: feature.name.clone(),
+                scenario: scenario.name.clone(),
+                namespace: String::new(),
+                passed: false,
+                failure: Some(
+                    step_failure.unwrap_or_else(|| "the World could not be created".into()),
+                ),
+                seconds: 0.0,
+                artifacts: None,
+                transitions: Vec::new(),
+            });
+        }
+        return;
+    };
+    let problems = finish(w, step_failure.clone()).await;
+    w.guard = None;
+    if !problems.is_empty() {
+        panic!("{}", problems.join("\n\n"));
+    }
+}
+
+/// Everything after the last step; returns the problems that fail the scenario.
+async fn finish(w: &mut AwWorld, step_failure: Option<String>) -> Vec<String> {
+    let mut problems = Vec::new();
+    if w.ns.is_empty() {
+        record(w, step_failure, None);
+        return problems;
+    }
+    {
+        let mut controller = w.h.controller.lock().await;
+        if !controller.is_running()
+            && let Err(e) = controller.start(&w.h.watch_client).await
+        {
+            problems.push(format!("the controller could not be started again: {e:#}"));
+        }
+    }
+    for undo in std::mem::take(&mut w.undo) {
+        if let Err(e) = revert(&w.client, &undo).await {
+            problems.push(format!("undoing {undo:?}: {e:#}"));
+        }
+    }
+    let mut artifacts_dir = None;
+    if let Some(failure) = &step_failure {
+        artifacts_dir = save_artifacts(w, failure).await;
+    }
+    let keep = step_failure.is_some() && w.h.options.keep_on_failure;
+    if keep {
+        w.note(format!("kept namespace {} (keep-on-failure)", w.ns));
+    } else {
+        problems.extend(cleanup(w).await);
+    }
+    w.h.monitor.settle(&w.ns, Duration::from_secs(15)).await;
+    for violation in w.h.monitor.violations_in(&w.ns) {
+        problems.push(format!("invariant violated: {violation}"));
+    }
+    if !problems.is_empty() && artifacts_dir.is_none() {
+        artifacts_dir = save_artifacts(w, &problems.join("\n\n")).await;
+    }
+    let failure = match (step_failure, problems.is_empty()) {
+        (None, true) => None,
+        (Some(f), true) => Some(f),
+        (f, false) => Some(
+            f.into_iter()
+                .chain(problems.iter().cloned())
+                .collect::<Vec<_>>()
+                .join("\n\n"),
+        ),
+    };
+    record(w, failure, artifacts_dir);
+    if !keep && let Err(e) = delete_namespace(w).await {
+        tracing::warn!("deleting namespace {}: {e:#}", w.ns);
+    }
+    problems
+}
+
+async fn save_artifacts(w: &AwWorld, failure: &str) -> Option<std::path::PathBuf> {
+    match artifacts::collect(w, failure).await {
+        Ok(dir) => Some(dir),
+        Err(e) => {
+            tracing::warn!("artifacts of {}: {e:#}", w.ns);
+            None
+        }
+    }
+}
+
+fn record(w: &AwWorld, failure: Option<String>, artifacts: Option<std::path::PathBuf>) {
+    let transitions =
+        w.h.monitor
+            .transitions_in(&w.ns)
+            .iter()
+            .map(|t| {
+                let path: Vec<String> = t.path.iter().map(ToString::to_string).collect();
+                format!("{}: {}", t.name, path.join(" → "))
+            })
+            .collect();
+    w.h.record(ScenarioRecord {
+        feature: w.feature.clone(),
+        scenario: w.scenario.clone(),
+        namespace: w.ns.clone(),
+        passed: failure.is_none(),
+        failure,
+        seconds: w.started.elapsed().as_secs_f64(),
+        artifacts,
+        transitions,
+    });
+}
+
+async fn revert(client: &kube::Client, undo: &Undo) -> anyhow::Result<()> {
+    let nodes: Api<Node> = Api::all(client.clone());
+    match undo {
+        Undo::NodeLabel { node, key } => {
+            nodes
+                .patch(
+                    node,
+                    &PatchParams::default(),
+                    &Patch::Merge(json!({"metadata": {"labels": {key: null}}})),
+                )
+                .await?;
+        }
+        Undo::NodeTaint { node, key } => clusters::nodes::untaint(client, node, key).await?,
+        Undo::NodeNotReady { node } => {
+            // kwok takes the node back and reports it Ready; the node lifecycle controller
+            // then lifts its not-ready taints.
+            let (key, value) = clusters::local::commands::KWOK_NODE_ANNOTATION;
+            nodes
+                .patch(
+                    node,
+                    &PatchParams::default(),
+                    &Patch::Merge(json!({"metadata": {"annotations": {key: value}}})),
+                )
+                .await?;
+            let nodes = &nodes;
+            crate::wait::eventually(
+                Duration::from_secs(60),
+                &format!("node {node} to be Ready again"),
+                move || async move {
+                    let n = nodes.get(node).await?;
+                    let ready = clusters::nodes::is_ready(&n)
+                        && !clusters::nodes::has_taint(&n, "node.kubernetes.io/not-ready")
+                        && !clusters::nodes::has_taint(&n, "node.kubernetes.io/unreachable");
+                    Ok(if ready {
+                        crate::wait::Check::Done(())
+                    } else {
+                        crate::wait::Check::NotYet(crate::yaml::render(&kube_util::to_value(
+                            &n.spec,
+                        )))
+                    })
+                },
+            )
+            .await?;
+        }
+    }
+    Ok(())
+}
+
+/// Deletes the scenario's AppWrappers and waits (bounded) until they are gone. What is left
+/// is reported, then its finalizers are removed so that the namespace can go.
+async fn cleanup(w: &mut AwWorld) -> Vec<String> {
+    let api = kube_util::appwrappers(&w.client, &w.ns);
+    let mut problems = Vec::new();
+    let names: Vec<String> = match api.list(&ListParams::default()).await {
+        Ok(list) => list
+            .items
+            .iter()
+            .filter_map(|a| a.metadata.name.clone())
+            .collect(),
+        Err(e) => return vec![format!("cleanup: listing AppWrappers: {e}")],
+    };
+    for name in &names {
+        match api.delete(name, &DeleteParams::background()).await {
+            Ok(_) => {}
+            Err(kube::Error::Api(e)) if e.code == 404 => {}
+            Err(e) => problems.push(format!("cleanup: deleting AppWrapper {name}: {e}")),
+        }
+    }
+    w.note(format!("cleanup: deleted {} AppWrapper(s)", names.len()));
+    let deadline = tokio::time::Instant::now() + CLEANUP_TIMEOUT;
+    let left: Vec<DynamicObject> = loop {
+        let left = api
+            .list(&ListParams::default())
+            .await
+            .map(|l| l.items)
+            .unwrap_or_default();
+        if left.is_empty() || tokio::time::Instant::now() >= deadline {
+            break left;
+        }
+        tokio::time::sleep(Duration::from_millis(500)).await;
+    };
+    for aw in left {
+        let value = kube_util::to_value(&aw);
+        let name = aw.metadata.name.clone().unwrap_or_default();
+        let pods = kube_util::pods_of(&w.client, &w.ns, &name)
+            .await
+            .unwrap_or_default();
+        let objects = kube_util::remaining_objects(&w.client, &w.ns, &value)
+            .await
+            .unwrap_or_default();
+        problems.push(format!(
+            "cleanup: AppWrapper {name} was still there {}s after deletion (phase {:?}, finalizers {:?}, {} pod(s), objects {:?}):\n{}",
+            CLEANUP_TIMEOUT.as_secs(),
+            kube_util::phase_of(&value),
+            aw.metadata.finalizers.clone().unwrap_or_default(),
+            pods.len(),
+            objects,
+            crate::yaml::render_object(&value)
+        ));
+        let _ = api
+            .patch(
+                &name,
+                &PatchParams::default(),
+                &Patch::Merge(json!({"metadata": {"finalizers": null}})),
+            )
+            .await;
+    }
+    problems
+}
+
+async fn delete_namespace(w: &AwWorld) -> anyhow::Result<()> {
+    let cq = Api::<DynamicObject>::all_with(
+        w.client.clone(),
+        &clusters::kueue::objects::api_resource("ClusterQueue"),
+    );
+    match cq
+        .delete(&w.cluster_queue, &DeleteParams::background())
+        .await
+    {
+        Ok(_) => {}
+        Err(kube::Error::Api(e)) if e.code == 404 => {}
+        Err(e) => return Err(e.into()),
+    }
+    match Api::<Namespace>::all(w.client.clone())
+        .delete(&w.ns, &DeleteParams::background())
+        .await
+    {
+        Ok(_) => Ok(()),
+        Err(kube::Error::Api(e)) if e.code == 404 => Ok(()),
+        Err(e) => Err(e.into()),
+    }
+}

@@ -1,0 +1,136 @@
+//! The bundle kept for a failed scenario: what failed and what the steps did, the events of its
+//! namespace, the YAML of its AppWrappers, Workloads, pods and wrapped objects, and the
+//! controller and Kueue log lines about it.
+
+use std::fmt::Write as _;
+use std::path::PathBuf;
+
+use anyhow::Context as _;
+use k8s_openapi::api::core::v1::{Event, Pod};
+use kube::api::{Api, DynamicObject, ListParams};
+use serde_json::Value;
+
+use crate::kube_util::{self, to_value};
+use crate::world::AwWorld;
+use crate::yaml::render_object;
+
+pub async fn collect(w: &AwWorld, failure: &str) -> anyhow::Result<PathBuf> {
+    let dir = w.h.options.report_dir.join("scenarios").join(&w.ns);
+    std::fs::create_dir_all(dir.join("logs"))
+        .with_context(|| format!("creating {}", dir.display()))?;
+    let write = |name: &str, text: &str| {
+        std::fs::write(dir.join(name), text).with_context(|| format!("writing {name}"))
+    };
+
+    let mut summary = format!(
+        "Feature: {}\nScenario: {}\nNamespace: {}\n\n{failure}\n\nSteps:\n",
+        w.feature, w.scenario, w.ns
+    );
+    for line in &w.journal {
+        let _ = writeln!(summary, "  {line}");
+    }
+    for t in w.h.monitor.transitions_in(&w.ns) {
+        let path: Vec<String> = t.path.iter().map(ToString::to_string).collect();
+        let _ = writeln!(
+            summary,
+            "transition {} {} at {}",
+            t.name,
+            path.join(" → "),
+            t.at
+        );
+    }
+    write("failure.txt", &summary)?;
+
+    let client = &w.client;
+    let appwrappers: Vec<Value> = kube_util::appwrappers(client, &w.ns)
+        .list(&ListParams::default())
+        .await
+        .map(|l| l.items.iter().map(to_value).collect())
+        .unwrap_or_default();
+    write("appwrappers.yaml", &documents(&appwrappers))?;
+
+    let mut wrapped = Vec::new();
+    for aw in &appwrappers {
+        for (api_version, kind, name) in kube_util::components_of(aw) {
+            if let Ok(Some(object)) =
+                kube_util::get_object(client, &w.ns, &api_version, &kind, &name).await
+            {
+                wrapped.push(object);
+            }
+        }
+    }
+    write("wrapped-objects.yaml", &documents(&wrapped))?;
+
+    let pods: Vec<Value> = Api::<Pod>::namespaced(client.clone(), &w.ns)
+        .list(&ListParams::default())
+        .await
+        .map(|l| l.items.iter().map(to_value).collect())
+        .unwrap_or_default();
+    write("pods.yaml", &documents(&pods))?;
+
+    let workloads: Vec<Value> = Api::<DynamicObject>::namespaced_with(
+        client.clone(),
+        &w.ns,
+        &clusters::kueue::objects::api_resource("Workload"),
+    )
+    .list(&ListParams::default())
+    .await
+    .map(|l| l.items.iter().map(to_value).collect())
+    .unwrap_or_default();
+    write("workloads.yaml", &documents(&workloads))?;
+
+    write("events.txt", &events(client, &w.ns).await)?;
+
+    let names: Vec<String> = w.submitted.iter().chain(w.drafts.keys()).cloned().collect();
+    for (label, lines) in w.marks.lines_since(&w.ns, &names) {
+        write(&format!("logs/{label}.log"), &(lines.join("\n") + "\n"))?;
+    }
+    Ok(dir)
+}
+
+fn documents(objects: &[Value]) -> String {
+    objects
+        .iter()
+        .map(render_object)
+        .collect::<Vec<_>>()
+        .join("---\n")
+}
+
+/// The namespace's events, oldest first, one a line.
+pub async fn events(client: &kube::Client, namespace: &str) -> String {
+    let Ok(list) = Api::<Event>::namespaced(client.clone(), namespace)
+        .list(&ListParams::default())
+        .await
+    else {
+        return "(events could not be listed)\n".into();
+    };
+    let mut rows: Vec<(String, String)> = list
+        .items
+        .iter()
+        .map(|e| {
+            let time = e
+                .event_time
+                .as_ref()
+                .map(|t| t.0.to_string())
+                .or_else(|| e.last_timestamp.as_ref().map(|t| t.0.to_string()))
+                .or_else(|| {
+                    e.metadata
+                        .creation_timestamp
+                        .as_ref()
+                        .map(|t| t.0.to_string())
+                })
+                .unwrap_or_default();
+            let line = format!(
+                "{time} {} {} {}/{}: {}",
+                e.type_.as_deref().unwrap_or(""),
+                e.reason.as_deref().unwrap_or(""),
+                e.involved_object.kind.as_deref().unwrap_or(""),
+                e.involved_object.name.as_deref().unwrap_or(""),
+                e.message.as_deref().unwrap_or("")
+            );
+            (time, line)
+        })
+        .collect();
+    rows.sort();
+    rows.into_iter().map(|(_, l)| l + "\n").collect()
+}

@@ -1,0 +1,250 @@
+//! Defining, submitting, changing and deleting AppWrappers.
+
+use anyhow::Context as _;
+use appwrapper_controller::api::QUEUE_NAME_LABEL;
+use cucumber::gherkin::Step;
+use cucumber::{given, when};
+use serde_json::{Value, json};
+
+use super::subject::Subject;
+use crate::fixtures::{self, PodSteer};
+use crate::kube_util;
+use crate::world::{AwWorld, LOCAL_QUEUE};
+use crate::yaml;
+
+fn docstring(w: &AwWorld, step: &Step) -> anyhow::Result<Value> {
+    let text = step
+        .docstring
+        .as_deref()
+        .context("this step needs a doc string")?;
+    let text = yaml::substitute(text, &[("namespace", &w.ns), ("queue", LOCAL_QUEUE)]);
+    yaml::parse(&text)
+}
+
+fn define(w: &mut AwWorld, name: &str, aw: Value) {
+    w.note(format!("defined AppWrapper {name}"));
+    w.drafts.insert(name.to_string(), aw);
+    w.current = Some(name.to_string());
+}
+
+#[given(regex = r#"^an AppWrapper "([^"]+)" wrapping (.+)$"#)]
+async fn wrapping(w: &mut AwWorld, name: String, what: String) -> anyhow::Result<()> {
+    let components = fixtures::components(&name, &what)?;
+    define(w, &name, fixtures::appwrapper(&name, components));
+    Ok(())
+}
+
+#[given(regex = r#"^an AppWrapper "([^"]+)" with the components:$"#)]
+async fn with_components(w: &mut AwWorld, name: String, step: &Step) -> anyhow::Result<()> {
+    let components = docstring(w, step)?;
+    let list = components
+        .as_array()
+        .cloned()
+        .context("the components must be a YAML list")?;
+    define(w, &name, fixtures::appwrapper(&name, list));
+    Ok(())
+}
+
+#[given(regex = r#"^an AppWrapper "([^"]+)" defined by:$"#)]
+async fn defined_by(w: &mut AwWorld, name: String, step: &Step) -> anyhow::Result<()> {
+    let mut aw = docstring(w, step)?;
+    if !aw.is_object() {
+        anyhow::bail!("the AppWrapper must be a YAML map");
+    }
+    let defaults = fixtures::appwrapper(&name, Vec::new());
+    for key in ["apiVersion", "kind"] {
+        if aw.get(key).is_none() {
+            aw[key] = defaults[key].clone();
+        }
+    }
+    aw["metadata"]["name"] = json!(name);
+    define(w, &name, aw);
+    Ok(())
+}
+
+#[given(regex = r#"^(its|the AppWrapper(?: "[^"]+")?'s) pods (.+)$"#)]
+async fn its_pods(w: &mut AwWorld, subject: Subject, behaviour: String) -> anyhow::Result<()> {
+    let steer: PodSteer = behaviour.parse().map_err(anyhow::Error::msg)?;
+    fixtures::steer_templates(w.draft_mut(&subject)?, None, &steer)
+}
+
+#[given(regex = r#"^the pods of (?:its )?component (\d+) (.+)$"#)]
+async fn component_pods(w: &mut AwWorld, index: usize, behaviour: String) -> anyhow::Result<()> {
+    let steer: PodSteer = behaviour.parse().map_err(anyhow::Error::msg)?;
+    fixtures::steer_templates(w.draft_mut(&Subject(None))?, Some(index), &steer)
+}
+
+fn set_annotation(aw: &mut Value, key: &str, value: &str) {
+    let annotations = &mut aw["metadata"]["annotations"];
+    if !annotations.is_object() {
+        *annotations = json!({});
+    }
+    annotations[fixtures::annotation_key(key)] = json!(value);
+}
+
+#[given(regex = r#"^(it|the AppWrapper(?: "[^"]+")?) has the annotations?:$"#)]
+async fn annotations(w: &mut AwWorld, subject: Subject, step: &Step) -> anyhow::Result<()> {
+    let table = step
+        .table
+        .as_ref()
+        .context("this step needs a table: | key | value |")?;
+    let rows: Vec<(String, String)> = table
+        .rows
+        .iter()
+        .filter(|r| r.len() == 2 && r[0] != "key")
+        .map(|r| (r[0].clone(), r[1].clone()))
+        .collect();
+    let aw = w.draft_mut(&subject)?;
+    for (key, value) in &rows {
+        set_annotation(aw, key, value);
+    }
+    Ok(())
+}
+
+#[given(regex = r#"^(its|the AppWrapper(?: "[^"]+")?'s) annotation "([^"]+)" is "([^"]*)"$"#)]
+async fn annotation(
+    w: &mut AwWorld,
+    subject: Subject,
+    key: String,
+    value: String,
+) -> anyhow::Result<()> {
+    set_annotation(w.draft_mut(&subject)?, &key, &value);
+    Ok(())
+}
+
+#[given(regex = r#"^(it|the AppWrapper(?: "[^"]+")?) has priority class "([^"]+)"$"#)]
+async fn priority(w: &mut AwWorld, subject: Subject, class: String) -> anyhow::Result<()> {
+    let aw = w.draft_mut(&subject)?;
+    aw["metadata"]["labels"]["kueue.x-k8s.io/priority-class"] = json!(class);
+    Ok(())
+}
+
+#[given(regex = r#"^(its|the AppWrapper(?: "[^"]+")?'s) spec.managedBy is "([^"]+)"$"#)]
+async fn managed_by(w: &mut AwWorld, subject: Subject, manager: String) -> anyhow::Result<()> {
+    w.draft_mut(&subject)?["spec"]["managedBy"] = json!(manager);
+    Ok(())
+}
+
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Submission {
+    Queued,
+    Unmanaged { suspended: bool },
+}
+
+async fn submit(w: &mut AwWorld, subject: &Subject, how: Submission) -> anyhow::Result<()> {
+    let name = w.select(subject)?;
+    let mut aw = w
+        .drafts
+        .remove(&name)
+        .with_context(|| format!("AppWrapper {name} was not defined (or was already submitted)"))?;
+    aw["metadata"]["namespace"] = json!(w.ns);
+    match how {
+        Submission::Queued => {
+            if !aw["metadata"]["labels"].is_object() {
+                aw["metadata"]["labels"] = json!({});
+            }
+            aw["metadata"]["labels"][QUEUE_NAME_LABEL] = json!(LOCAL_QUEUE);
+        }
+        Submission::Unmanaged { suspended } => {
+            if suspended {
+                aw["spec"]["suspend"] = json!(true);
+            }
+        }
+    }
+    kube_util::create_appwrapper(&w.client, &aw).await?;
+    w.submitted.push(name.clone());
+    w.note(format!(
+        "submitted AppWrapper {name}{}",
+        match how {
+            Submission::Queued => " to the LocalQueue",
+            Submission::Unmanaged { suspended: false } => " outside Kueue",
+            Submission::Unmanaged { suspended: true } => " outside Kueue, suspended",
+        }
+    ));
+    Ok(())
+}
+
+#[given(regex = r#"^(it|the AppWrapper(?: "[^"]+")?) is submitted to the LocalQueue$"#)]
+#[when(regex = r#"^(it|the AppWrapper(?: "[^"]+")?) is submitted to the LocalQueue$"#)]
+async fn submitted(w: &mut AwWorld, subject: Subject) -> anyhow::Result<()> {
+    submit(w, &subject, Submission::Queued).await
+}
+
+#[given(regex = r#"^(it|the AppWrapper(?: "[^"]+")?) is created outside Kueue$"#)]
+#[when(regex = r#"^(it|the AppWrapper(?: "[^"]+")?) is created outside Kueue$"#)]
+async fn created_unmanaged(w: &mut AwWorld, subject: Subject) -> anyhow::Result<()> {
+    submit(w, &subject, Submission::Unmanaged { suspended: false }).await
+}
+
+#[given(regex = r#"^(it|the AppWrapper(?: "[^"]+")?) is created suspended outside Kueue$"#)]
+#[when(regex = r#"^(it|the AppWrapper(?: "[^"]+")?) is created suspended outside Kueue$"#)]
+async fn created_suspended(w: &mut AwWorld, subject: Subject) -> anyhow::Result<()> {
+    submit(w, &subject, Submission::Unmanaged { suspended: true }).await
+}
+
+#[when(regex = r#"^(its|the AppWrapper(?: "[^"]+")?'s) spec.suspend is set to (true|false)$"#)]
+async fn set_suspend(w: &mut AwWorld, subject: Subject, suspend: bool) -> anyhow::Result<()> {
+    let name = w.select(&subject)?;
+    kube_util::patch_appwrapper(
+        &w.client,
+        &w.ns,
+        &name,
+        &json!({"spec": {"suspend": suspend}}),
+    )
+    .await?;
+    w.note(format!("set spec.suspend={suspend} on {name}"));
+    Ok(())
+}
+
+#[when(regex = r#"^(its|the AppWrapper(?: "[^"]+")?'s) annotation "([^"]+)" is set to "([^"]*)"$"#)]
+async fn set_live_annotation(
+    w: &mut AwWorld,
+    subject: Subject,
+    key: String,
+    value: String,
+) -> anyhow::Result<()> {
+    let name = w.select(&subject)?;
+    let patch = json!({"metadata": {"annotations": {fixtures::annotation_key(&key): value}}});
+    kube_util::patch_appwrapper(&w.client, &w.ns, &name, &patch).await?;
+    w.note(format!("annotated {name}: {key}={value}"));
+    Ok(())
+}
+
+#[when(regex = r#"^(it|the AppWrapper(?: "[^"]+")?) is deleted$"#)]
+async fn deleted(w: &mut AwWorld, subject: Subject) -> anyhow::Result<()> {
+    let name = w.select(&subject)?;
+    kube_util::appwrappers(&w.client, &w.ns)
+        .delete(&name, &kube::api::DeleteParams::background())
+        .await
+        .with_context(|| format!("deleting AppWrapper {name}"))?;
+    w.note(format!("deleted AppWrapper {name}"));
+    Ok(())
+}
+
+#[when(regex = r#"^(its|the AppWrapper(?: "[^"]+")?'s) wrapped (\w+) is deleted$"#)]
+async fn component_deleted(w: &mut AwWorld, subject: Subject, kind: String) -> anyhow::Result<()> {
+    let name = w.select(&subject)?;
+    let aw = w.existing(&name).await?;
+    let (api_version, kind, object) = kube_util::components_of(&aw)
+        .into_iter()
+        .find(|(_, k, _)| *k == kind)
+        .with_context(|| format!("AppWrapper {name} has no deployed {kind}"))?;
+    kube_util::delete_object(&w.client, &w.ns, &api_version, &kind, &object).await?;
+    w.note(format!("deleted the wrapped {kind} {object} of {name}"));
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn annotations_are_set_with_the_prefix() {
+        let mut aw = json!({"metadata": {"name": "x"}});
+        set_annotation(&mut aw, "retryLimit", "1");
+        assert_eq!(
+            aw["metadata"]["annotations"]["workload.codeflare.dev.appwrapper/retryLimit"],
+            "1"
+        );
+    }
+}

@@ -1,0 +1,294 @@
+//! Waiting for and asserting on an AppWrapper: phases, conditions, partial YAML, events.
+
+use anyhow::Context as _;
+use appwrapper_controller::api::Phase;
+use cucumber::gherkin::Step;
+use cucumber::then;
+use serde_json::{Value, json};
+
+use super::subject::Subject;
+use super::{secs, within};
+use crate::kube_util::phase_of;
+use crate::matcher;
+use crate::wait::{self, Check};
+use crate::world::{AwWorld, LOCAL_QUEUE};
+use crate::yaml;
+
+/// The parts of an AppWrapper that tell its state, for failure messages.
+pub fn state_view(aw: &Value) -> String {
+    let meta = &aw["metadata"];
+    let mut view = json!({
+        "metadata": {
+            "name": meta["name"],
+            "finalizers": meta["finalizers"],
+            "deletionTimestamp": meta["deletionTimestamp"],
+            "annotations": meta["annotations"],
+        },
+        "spec": { "suspend": aw["spec"]["suspend"], "managedBy": aw["spec"]["managedBy"] },
+        "status": aw["status"],
+    });
+    strip_nulls(&mut view);
+    yaml::render(&view)
+}
+
+fn strip_nulls(value: &mut Value) {
+    if let Value::Object(map) = value {
+        map.retain(|_, v| !v.is_null());
+        map.values_mut().for_each(strip_nulls);
+    }
+}
+
+fn phase(text: &str) -> anyhow::Result<Phase> {
+    text.parse().map_err(anyhow::Error::msg)
+}
+
+fn observed(aw: &Value) -> Phase {
+    phase_of(aw).parse().unwrap_or_default()
+}
+
+/// Waits until the AppWrapper is in `target`; gives up early once that cannot happen.
+pub async fn reach_phase(
+    w: &AwWorld,
+    name: &str,
+    target: Phase,
+    timeout: std::time::Duration,
+) -> anyhow::Result<Value> {
+    wait::eventually(
+        timeout,
+        &format!("AppWrapper {name} to reach phase {target}"),
+        move || async move {
+            let Some(aw) = w.appwrapper(name).await? else {
+                return Ok(
+                    if target == Phase::Terminating && w.submitted.iter().any(|s| s == name) {
+                        Check::Never(format!("AppWrapper {name} is gone"))
+                    } else {
+                        Check::NotYet(format!("AppWrapper {name} does not exist"))
+                    },
+                );
+            };
+            let now = observed(&aw);
+            if now == target {
+                return Ok(Check::Done(aw));
+            }
+            let stuck =
+                (now.is_terminal() && target != Phase::Terminating) || now == Phase::Terminating;
+            Ok(if stuck {
+                Check::Never(format!(
+                    "it is {now}, which never leads to {target}:\n{}",
+                    state_view(&aw)
+                ))
+            } else {
+                Check::NotYet(state_view(&aw))
+            })
+        },
+    )
+    .await
+}
+
+#[then(regex = r#"^(it|the AppWrapper(?: "[^"]+")?) reaches phase (\w+) within (\d+) seconds$"#)]
+async fn reaches(
+    w: &mut AwWorld,
+    subject: Subject,
+    target: String,
+    seconds: u64,
+) -> anyhow::Result<()> {
+    let name = w.select(&subject)?;
+    let target = phase(&target)?;
+    reach_phase(w, &name, target, secs(seconds)).await?;
+    w.note(format!("{name} reached {target}"));
+    Ok(())
+}
+
+#[then(regex = r#"^(it|the AppWrapper(?: "[^"]+")?) is in phase (\w+)$"#)]
+async fn is_in_phase(w: &mut AwWorld, subject: Subject, target: String) -> anyhow::Result<()> {
+    let name = w.select(&subject)?;
+    let target = phase(&target)?;
+    let aw = w.existing(&name).await?;
+    if observed(&aw) != target {
+        anyhow::bail!(
+            "AppWrapper {name} is {}, not {target}:\n{}",
+            observed(&aw),
+            state_view(&aw)
+        );
+    }
+    Ok(())
+}
+
+#[then(regex = r#"^(it|the AppWrapper(?: "[^"]+")?) stays (\w+) for (\d+) seconds$"#)]
+async fn stays(
+    w: &mut AwWorld,
+    subject: Subject,
+    target: String,
+    seconds: u64,
+) -> anyhow::Result<()> {
+    let name = w.select(&subject)?;
+    let target = phase(&target)?;
+    let (world, aw_name) = (&*w, name.as_str());
+    wait::always(
+        secs(seconds),
+        &format!("AppWrapper {name} being {target}"),
+        move || async move {
+            Ok(match world.appwrapper(aw_name).await? {
+                None => Some(format!("AppWrapper {aw_name} is gone")),
+                Some(aw) if observed(&aw) != target => Some(state_view(&aw)),
+                Some(_) => None,
+            })
+        },
+    )
+    .await?;
+    w.note(format!("{name} stayed {target} for {seconds}s"));
+    Ok(())
+}
+
+/// Waits until the object read by `read` matches `expected` (partially).
+pub async fn eventually_matches<F, Fut>(
+    what: &str,
+    expected: &Value,
+    timeout: std::time::Duration,
+    mut read: F,
+) -> anyhow::Result<Value>
+where
+    F: FnMut() -> Fut,
+    Fut: std::future::Future<Output = anyhow::Result<Option<Value>>>,
+{
+    wait::eventually(timeout, &format!("{what} to match"), || {
+        let read = read();
+        async move {
+            let Some(actual) = read.await? else {
+                return Ok(Check::NotYet(format!("{what} does not exist")));
+            };
+            Ok(if matcher::matches(expected, &actual) {
+                Check::Done(actual)
+            } else {
+                Check::NotYet(format!(
+                    "{}\nlast object seen:\n{}",
+                    matcher::explain(expected, &actual),
+                    yaml::render_object(&actual)
+                ))
+            })
+        }
+    })
+    .await
+}
+
+pub fn expected_yaml(w: &AwWorld, step: &Step) -> anyhow::Result<Value> {
+    let text = step
+        .docstring
+        .as_deref()
+        .context("this step needs a doc string")?;
+    yaml::parse(&yaml::substitute(
+        text,
+        &[("namespace", &w.ns), ("queue", LOCAL_QUEUE)],
+    ))
+}
+
+#[then(regex = r#"^(it|the AppWrapper(?: "[^"]+")?) matches(?: within (\d+) seconds)?:$"#)]
+async fn matches(
+    w: &mut AwWorld,
+    subject: Subject,
+    seconds: String,
+    step: &Step,
+) -> anyhow::Result<()> {
+    let name = w.select(&subject)?;
+    let expected = expected_yaml(w, step)?;
+    let (world, aw_name) = (&*w, name.as_str());
+    eventually_matches(
+        &format!("AppWrapper {name}"),
+        &expected,
+        within(&seconds, 30),
+        move || world.appwrapper(aw_name),
+    )
+    .await?;
+    Ok(())
+}
+
+#[then(
+    regex = r#"^(its|the AppWrapper(?: "[^"]+")?'s) (\w+) condition is (True|False|Unknown)(?: with reason (\w+))?(?: within (\d+) seconds)?$"#
+)]
+async fn condition(
+    w: &mut AwWorld,
+    subject: Subject,
+    type_: String,
+    status: String,
+    reason: String,
+    seconds: String,
+) -> anyhow::Result<()> {
+    let name = w.select(&subject)?;
+    let mut condition = json!({"type": type_, "status": status});
+    if !reason.is_empty() {
+        condition["reason"] = json!(reason);
+    }
+    let expected = json!({"status": {"conditions": [condition]}});
+    let (world, aw_name) = (&*w, name.as_str());
+    eventually_matches(
+        &format!("AppWrapper {name}"),
+        &expected,
+        within(&seconds, 30),
+        move || world.appwrapper(aw_name),
+    )
+    .await?;
+    Ok(())
+}
+
+#[then(regex = r#"^(its|the AppWrapper(?: "[^"]+")?'s) resettingCount is (\d+)$"#)]
+async fn resetting_count(w: &mut AwWorld, subject: Subject, count: i64) -> anyhow::Result<()> {
+    let name = w.select(&subject)?;
+    let aw = w.existing(&name).await?;
+    let found = aw["status"]["resettingCount"].as_i64().unwrap_or(0);
+    if found != count {
+        anyhow::bail!(
+            "resettingCount of {name} is {found}, expected {count}:\n{}",
+            state_view(&aw)
+        );
+    }
+    Ok(())
+}
+
+#[then(
+    regex = r#"^(it|the AppWrapper(?: "[^"]+")?) has an event (\w+) containing "([^"]*)"(?: within (\d+) seconds)?$"#
+)]
+async fn event(
+    w: &mut AwWorld,
+    subject: Subject,
+    reason: String,
+    text: String,
+    seconds: String,
+) -> anyhow::Result<()> {
+    let name = w.select(&subject)?;
+    let what = format!("an event {reason} containing {text:?} on AppWrapper {name}");
+    let (client, ns) = (&w.client, w.ns.as_str());
+    let needle = format!(" {reason} AppWrapper/{name}: ");
+    let (needle, text) = (needle.as_str(), text.as_str());
+    wait::eventually(within(&seconds, 30), &what, move || async move {
+        let events = crate::report::artifacts::events(client, ns).await;
+        let found = events
+            .lines()
+            .any(|l| l.contains(needle) && l.contains(text));
+        Ok(if found {
+            Check::Done(())
+        } else {
+            Check::NotYet(events)
+        })
+    })
+    .await
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_state_view_keeps_what_tells_the_state() {
+        let aw = json!({
+            "metadata": {"name": "a", "uid": "u", "finalizers": ["f"]},
+            "spec": {"suspend": true, "components": [{"template": {}}]},
+            "status": {"phase": "Suspended"},
+        });
+        let text = state_view(&aw);
+        assert!(text.contains("finalizers"));
+        assert!(text.contains("phase: Suspended"));
+        assert!(!text.contains("components"));
+        assert!(!text.contains("uid"));
+        assert!(!text.contains("deletionTimestamp"));
+    }
+}

@@ -1,0 +1,130 @@
+//! Kueue: the scenario's ClusterQueue, priorities, and what Kueue does to a workload.
+
+use anyhow::Context as _;
+use clusters::kueue::objects;
+use cucumber::gherkin::Step;
+use cucumber::{given, then, when};
+use kube::api::{Api, DynamicObject, Patch, PatchParams};
+use serde_json::json;
+
+use super::assertions::{eventually_matches, expected_yaml};
+use super::subject::Subject;
+use super::within;
+use crate::kube_util;
+use crate::wait::{self, Check};
+use crate::world::AwWorld;
+
+#[given(regex = r"^the ClusterQueue has a quota of (\d+) CPUs?$")]
+async fn quota(w: &mut AwWorld, cpus: u32) -> anyhow::Result<()> {
+    w.queue_spec.quota.cpu = cpus.to_string();
+    w.apply_cluster_queue().await?;
+    w.note(format!("ClusterQueue quota: {cpus} CPU"));
+    Ok(())
+}
+
+#[given(regex = r"^the ClusterQueue preempts lower-priority workloads$")]
+async fn preempts(w: &mut AwWorld) -> anyhow::Result<()> {
+    w.queue_spec.preemption = Some("LowerPriority".into());
+    w.apply_cluster_queue().await
+}
+
+#[given(regex = r#"^a WorkloadPriorityClass "([^"]+)" with value (\d+)$"#)]
+async fn priority_class(w: &mut AwWorld, name: String, value: i32) -> anyhow::Result<()> {
+    objects::apply(&w.client, &objects::workload_priority_class(&name, value))
+        .await
+        .with_context(|| format!("creating WorkloadPriorityClass {name}"))?;
+    Ok(())
+}
+
+async fn workload_name(w: &AwWorld, aw: &str) -> anyhow::Result<String> {
+    let (client, ns) = (&w.client, w.ns.as_str());
+    let workload = wait::eventually(
+        within("", 30),
+        &format!("the Kueue Workload of {aw}"),
+        move || async move {
+            Ok(match kube_util::workload_of(client, ns, aw).await? {
+                Some(w) => Check::Done(w),
+                None => Check::NotYet("no Workload owned by the AppWrapper".into()),
+            })
+        },
+    )
+    .await?;
+    workload["metadata"]["name"]
+        .as_str()
+        .map(str::to_string)
+        .context("a Workload without a name")
+}
+
+async fn set_active(w: &mut AwWorld, subject: &Subject, active: bool) -> anyhow::Result<()> {
+    let name = w.select(subject)?;
+    let workload = workload_name(w, &name).await?;
+    let api: Api<DynamicObject> =
+        Api::namespaced_with(w.client.clone(), &w.ns, &objects::api_resource("Workload"));
+    api.patch(
+        &workload,
+        &PatchParams::default(),
+        &Patch::Merge(json!({"spec": {"active": active}})),
+    )
+    .await
+    .with_context(|| format!("setting spec.active={active} on Workload {workload}"))?;
+    w.note(format!(
+        "{} Workload {workload} of {name}",
+        if active { "reactivated" } else { "deactivated" }
+    ));
+    Ok(())
+}
+
+#[when(regex = r#"^Kueue deactivates (its|the AppWrapper(?: "[^"]+")?'s) workload$"#)]
+async fn deactivate(w: &mut AwWorld, subject: Subject) -> anyhow::Result<()> {
+    set_active(w, &subject, false).await
+}
+
+#[when(regex = r#"^Kueue reactivates (its|the AppWrapper(?: "[^"]+")?'s) workload$"#)]
+async fn reactivate(w: &mut AwWorld, subject: Subject) -> anyhow::Result<()> {
+    set_active(w, &subject, true).await
+}
+
+#[then(
+    regex = r#"^(its|the AppWrapper(?: "[^"]+")?'s) workload matches(?: within (\d+) seconds)?:$"#
+)]
+async fn workload_matches(
+    w: &mut AwWorld,
+    subject: Subject,
+    seconds: String,
+    step: &Step,
+) -> anyhow::Result<()> {
+    let name = w.select(&subject)?;
+    let expected = expected_yaml(w, step)?;
+    let (client, ns, aw) = (&w.client, w.ns.as_str(), name.as_str());
+    eventually_matches(
+        &format!("the Workload of {name}"),
+        &expected,
+        within(&seconds, 30),
+        move || kube_util::workload_of(client, ns, aw),
+    )
+    .await?;
+    Ok(())
+}
+
+#[then(regex = r"^the ClusterQueue has (\d+) admitted workloads?(?: within (\d+) seconds)?$")]
+async fn admitted(w: &mut AwWorld, count: i64, seconds: String) -> anyhow::Result<()> {
+    let api: Api<DynamicObject> =
+        Api::all_with(w.client.clone(), &objects::api_resource("ClusterQueue"));
+    let (api, cq) = (&api, w.cluster_queue.as_str());
+    wait::eventually(
+        within(&seconds, 30),
+        &format!("{count} admitted workload(s) in ClusterQueue {cq}"),
+        move || async move {
+            let queue = kube_util::to_value(&api.get(cq).await?);
+            let status = &queue["status"];
+            let admitted = status["admittedWorkloads"].as_i64().unwrap_or(0);
+            let reserving = status["reservingWorkloads"].as_i64().unwrap_or(0);
+            Ok(if admitted == count && reserving == count {
+                Check::Done(())
+            } else {
+                Check::NotYet(crate::yaml::render(status))
+            })
+        },
+    )
+    .await
+}

@@ -1,0 +1,58 @@
+//! Asking the invariant monitor what it saw.
+
+use appwrapper_controller::api::Phase;
+use cucumber::then;
+
+use super::secs;
+use super::subject::Subject;
+use crate::wait::{self, Check};
+use crate::world::AwWorld;
+
+fn phase(text: &str) -> anyhow::Result<Phase> {
+    text.parse().map_err(anyhow::Error::msg)
+}
+
+fn seen(w: &AwWorld, name: &str) -> String {
+    let lines: Vec<String> =
+        w.h.monitor
+            .transitions_in(&w.ns)
+            .iter()
+            .filter(|t| t.name == name)
+            .map(|t| {
+                t.path
+                    .iter()
+                    .map(ToString::to_string)
+                    .collect::<Vec<_>>()
+                    .join(" → ")
+            })
+            .collect();
+    if lines.is_empty() {
+        "no phase change seen".into()
+    } else {
+        format!("changes seen:\n{}", lines.join("\n"))
+    }
+}
+
+#[then(regex = r#"^the monitor saw (it|the AppWrapper(?: "[^"]+")?) go from (\w+) to (\w+)$"#)]
+async fn saw_edge(
+    w: &mut AwWorld,
+    subject: Subject,
+    from: String,
+    to: String,
+) -> anyhow::Result<()> {
+    let name = w.select(&subject)?;
+    let (from, to) = (phase(&from)?, phase(&to)?);
+    let (world, aw) = (&*w, name.as_str());
+    wait::eventually(
+        secs(5),
+        &format!("the monitor to see {name} go from {from} to {to}"),
+        move || async move {
+            Ok(if world.h.monitor.saw(&world.ns, aw, from, to) {
+                Check::Done(())
+            } else {
+                Check::NotYet(seen(world, aw))
+            })
+        },
+    )
+    .await
+}

@@ -1,0 +1,243 @@
+//! The objects of a workload: its pods, its wrapped objects, the namespace's quota, and the
+//! AppWrapper object itself being gone.
+
+use anyhow::Context as _;
+use cucumber::gherkin::Step;
+use cucumber::{given, then, when};
+use k8s_openapi::api::core::v1::ResourceQuota;
+use kube::api::{Api, DeleteParams, Patch, PatchParams, PostParams};
+use serde_json::json;
+
+use super::assertions::{eventually_matches, expected_yaml};
+use super::pods::describe;
+use super::subject::Subject;
+use super::{secs, within};
+use crate::kube_util::{self, pod_phase};
+use crate::matcher;
+use crate::wait::{self, Check};
+use crate::world::AwWorld;
+
+const QUOTA: &str = "awconf-no-pods";
+
+/// A ResourceQuota of zero pods (or Jobs): their creation is refused as long as it exists.
+#[given(regex = r"^the namespace allows no (pods|Jobs)$")]
+async fn allows_none(w: &mut AwWorld, what: String) -> anyhow::Result<()> {
+    let resource = if what == "pods" {
+        "pods"
+    } else {
+        "count/jobs.batch"
+    };
+    let quota: ResourceQuota = serde_json::from_value(json!({
+        "metadata": {"name": QUOTA},
+        "spec": {"hard": {resource: "0"}},
+    }))?;
+    let quotas = Api::<ResourceQuota>::namespaced(w.client.clone(), &w.ns);
+    quotas
+        .create(&PostParams::default(), &quota)
+        .await
+        .context("creating the ResourceQuota")?;
+    // Quota admission enforces `status.hard`, which the quota controller fills in. The
+    // embedded cluster runs no quota controller, so the status is written here (usage 0).
+    let status = json!({"status": {"hard": {resource: "0"}, "used": {resource: "0"}}});
+    quotas
+        .patch_status(QUOTA, &PatchParams::default(), &Patch::Merge(&status))
+        .await
+        .context("writing the ResourceQuota status")?;
+    let probe = if what == "pods" {
+        json!({"apiVersion": "v1", "kind": "Pod", "metadata": {"generateName": "quota-probe-"},
+            "spec": {"containers": [{"name": "c", "image": "busybox"}]}})
+    } else {
+        json!({"apiVersion": "batch/v1", "kind": "Job", "metadata": {"generateName": "quota-probe-"},
+            "spec": {"template": {"spec": {"restartPolicy": "Never", "containers": [{"name": "c", "image": "busybox"}]}}}})
+    };
+    let (api_version, kind) = if what == "pods" {
+        ("v1", "Pod")
+    } else {
+        ("batch/v1", "Job")
+    };
+    let api = kube_util::dynamic_api(&w.client, &w.ns, api_version, kind).await?;
+    let probe: kube::api::DynamicObject = serde_json::from_value(probe)?;
+    let (api, probe) = (&api, &probe);
+    let dry_run = PostParams {
+        dry_run: true,
+        ..PostParams::default()
+    };
+    let dry_run = &dry_run;
+    wait::eventually(
+        secs(30),
+        &format!("the ResourceQuota to refuse {what}"),
+        move || async move {
+            Ok(match api.create(dry_run, probe).await {
+                Err(kube::Error::Api(e)) if e.code == 403 => Check::Done(()),
+                Err(e) => return Err(e.into()),
+                Ok(_) => Check::NotYet(format!("a dry-run {kind} was still accepted")),
+            })
+        },
+    )
+    .await?;
+    w.note(format!("the namespace allows no {what}"));
+    Ok(())
+}
+
+#[when(regex = r"^the namespace allows (pods|Jobs) again$")]
+async fn allows_again(w: &mut AwWorld, what: String) -> anyhow::Result<()> {
+    Api::<ResourceQuota>::namespaced(w.client.clone(), &w.ns)
+        .delete(QUOTA, &DeleteParams::default())
+        .await
+        .context("deleting the ResourceQuota")?;
+    w.note(format!("the namespace allows {what} again"));
+    Ok(())
+}
+
+#[then(
+    regex = r#"^(\d+) pods? of (it|the AppWrapper(?: "[^"]+")?) (?:is|are) (Running|Pending|Succeeded|Failed)(?: within (\d+) seconds)?$"#
+)]
+async fn pods_in_phase(
+    w: &mut AwWorld,
+    count: usize,
+    subject: Subject,
+    phase: String,
+    seconds: String,
+) -> anyhow::Result<()> {
+    let name = w.select(&subject)?;
+    let (client, ns, aw, wanted) = (&w.client, w.ns.as_str(), name.as_str(), phase.as_str());
+    let what = format!("{count} {phase} pod(s) of AppWrapper {name}");
+    wait::eventually(within(&seconds, 60), &what, move || async move {
+        let pods = kube_util::pods_of(client, ns, aw).await?;
+        let n = pods
+            .iter()
+            .filter(|p| pod_phase(p) == wanted && p.metadata.deletion_timestamp.is_none())
+            .count();
+        Ok(if n == count {
+            Check::Done(())
+        } else {
+            Check::NotYet(describe(&pods))
+        })
+    })
+    .await
+}
+
+#[then(regex = r#"^no pod of (it|the AppWrapper(?: "[^"]+")?) remains(?: within (\d+) seconds)?$"#)]
+async fn no_pod(w: &mut AwWorld, subject: Subject, seconds: String) -> anyhow::Result<()> {
+    let name = w.select(&subject)?;
+    let (client, ns, aw) = (&w.client, w.ns.as_str(), name.as_str());
+    wait::eventually(
+        within(&seconds, 0),
+        &format!("no pod of AppWrapper {name}"),
+        move || async move {
+            let pods = kube_util::pods_of(client, ns, aw).await?;
+            Ok(if pods.is_empty() {
+                Check::Done(())
+            } else {
+                Check::NotYet(describe(&pods))
+            })
+        },
+    )
+    .await
+}
+
+#[then(
+    regex = r#"^no wrapped object of (it|the AppWrapper(?: "[^"]+")?) remains(?: within (\d+) seconds)?$"#
+)]
+async fn no_object(w: &mut AwWorld, subject: Subject, seconds: String) -> anyhow::Result<()> {
+    let name = w.select(&subject)?;
+    let aw = w.existing(&name).await?;
+    let (client, ns, aw) = (&w.client, w.ns.as_str(), &aw);
+    wait::eventually(
+        within(&seconds, 0),
+        &format!("no wrapped object of AppWrapper {name}"),
+        move || async move {
+            let left = kube_util::remaining_objects(client, ns, aw).await?;
+            Ok(if left.is_empty() {
+                Check::Done(())
+            } else {
+                Check::NotYet(left.join(", "))
+            })
+        },
+    )
+    .await
+}
+
+#[then(regex = r#"^(its|the AppWrapper(?: "[^"]+")?'s) pods match(?: within (\d+) seconds)?:$"#)]
+async fn pods_match(
+    w: &mut AwWorld,
+    subject: Subject,
+    seconds: String,
+    step: &Step,
+) -> anyhow::Result<()> {
+    let name = w.select(&subject)?;
+    let expected = expected_yaml(w, step)?;
+    let (client, ns, aw, expected) = (&w.client, w.ns.as_str(), name.as_str(), &expected);
+    wait::eventually(
+        within(&seconds, 30),
+        &format!("every pod of AppWrapper {name} to match"),
+        move || async move {
+            let pods = kube_util::pods_of(client, ns, aw).await?;
+            if pods.is_empty() {
+                return Ok(Check::NotYet("no pods".into()));
+            }
+            for pod in &pods {
+                let value = kube_util::to_value(pod);
+                if !matcher::matches(expected, &value) {
+                    return Ok(Check::NotYet(format!(
+                        "pod {}:\n{}\nlast object seen:\n{}",
+                        pod.metadata.name.as_deref().unwrap_or_default(),
+                        matcher::explain(expected, &value),
+                        crate::yaml::render_object(&value)
+                    )));
+                }
+            }
+            Ok(Check::Done(()))
+        },
+    )
+    .await
+}
+
+#[then(
+    regex = r#"^(its|the AppWrapper(?: "[^"]+")?'s) wrapped (\w+) matches(?: within (\d+) seconds)?:$"#
+)]
+async fn wrapped_matches(
+    w: &mut AwWorld,
+    subject: Subject,
+    kind: String,
+    seconds: String,
+    step: &Step,
+) -> anyhow::Result<()> {
+    let name = w.select(&subject)?;
+    let expected = expected_yaml(w, step)?;
+    let aw = w.existing(&name).await?;
+    let (api_version, kind, object) = kube_util::components_of(&aw)
+        .into_iter()
+        .find(|(_, k, _)| *k == kind)
+        .with_context(|| format!("AppWrapper {name} names no {kind} in its status"))?;
+    let (client, ns) = (&w.client, w.ns.as_str());
+    let (api_version, kind_ref, object_ref) =
+        (api_version.as_str(), kind.as_str(), object.as_str());
+    eventually_matches(
+        &format!("{kind} {object}"),
+        &expected,
+        within(&seconds, 30),
+        move || kube_util::get_object(client, ns, api_version, kind_ref, object_ref),
+    )
+    .await?;
+    Ok(())
+}
+
+#[then(regex = r#"^(it|the AppWrapper(?: "[^"]+")?) is gone(?: within (\d+) seconds)?$"#)]
+async fn gone(w: &mut AwWorld, subject: Subject, seconds: String) -> anyhow::Result<()> {
+    let name = w.select(&subject)?;
+    let (world, aw) = (&*w, name.as_str());
+    wait::eventually(
+        within(&seconds, 30),
+        &format!("AppWrapper {name} to be gone"),
+        move || async move {
+            Ok(match world.appwrapper(aw).await? {
+                None => Check::Done(()),
+                Some(object) => Check::NotYet(super::assertions::state_view(&object)),
+            })
+        },
+    )
+    .await?;
+    w.note(format!("{name} is gone"));
+    Ok(())
+}

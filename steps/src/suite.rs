@@ -1,0 +1,197 @@
+//! One run of the suite: the cluster with Kueue, the controller under test, the invariant
+//! monitor, cucumber over the feature files, and the reports.
+
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use anyhow::Context as _;
+use clusters::Cluster as _;
+use clusters::kueue::objects;
+use cucumber::tag::Ext as _;
+use cucumber::writer::Stats as _;
+use cucumber::{World as _, WriterExt as _, writer};
+use futures::FutureExt as _;
+use serde_json::json;
+
+use crate::controller::{ControllerUnderTest, suite_config};
+use crate::harness::{self, FLAVOR, FLAVOR_TOLERATION_KEY, Harness};
+use crate::hooks;
+use crate::monitor::Monitor;
+use crate::options::{ClusterChoice, SuiteOptions, Summary};
+use crate::world::AwWorld;
+
+/// Runs the features of `options.features` and writes the reports. Returns the summary; the
+/// caller prints [`Summary::closing_line`] and fails when [`Summary::success`] is false.
+pub async fn run_suite(options: SuiteOptions) -> anyhow::Result<Summary> {
+    let started = Instant::now();
+    std::fs::create_dir_all(&options.report_dir)
+        .with_context(|| format!("creating {}", options.report_dir.display()))?;
+    let ClusterChoice::Local = options.cluster;
+    let tags = match &options.tags {
+        Some(expr) => Some(
+            expr.parse::<cucumber::gherkin::tagexpr::TagOperation>()
+                .map_err(|e| anyhow::anyhow!("tag expression {expr:?}: {e}"))?,
+        ),
+        None => None,
+    };
+
+    let version = options.kueue_version.clone();
+    println!("awconf: bringing up the embedded cluster with Kueue {version} (built on first use)");
+    let (cluster, kueue) = tokio::task::spawn_blocking(move || clusters::kueue::shared(&version))
+        .await
+        .context("the cluster start-up task failed")?
+        .map_err(anyhow::Error::msg)?;
+    let watch_client = cluster.client().await?;
+    let client = steps_client(cluster.kubeconfig()).await?;
+    apply_flavor(&client).await?;
+
+    let mut controller = ControllerUnderTest::new(
+        options.controller.clone(),
+        suite_config(),
+        cluster.kubeconfig(),
+        &options.report_dir,
+    )?;
+    controller.start(&watch_client).await?;
+    let monitor = Monitor::start(watch_client.clone(), Duration::from_secs(60)).await?;
+    println!(
+        "awconf: cluster ready after {:.0}s; controller under test: {}",
+        started.elapsed().as_secs_f64(),
+        options.controller.name()
+    );
+
+    let harness = Arc::new(Harness::new(
+        options.clone(),
+        client,
+        watch_client,
+        cluster,
+        kueue,
+        controller,
+        monitor,
+        crate::logging::current(),
+    ));
+    harness::install(Arc::clone(&harness));
+    let run = run_features(&harness, tags).await;
+    harness::uninstall();
+    if let Err(e) = harness.controller.lock().await.stop().await {
+        tracing::warn!("stopping the controller: {e:#}");
+    }
+    harness.monitor.stop();
+    let parse_errors = run?;
+    summarize(&harness, parse_errors, started.elapsed())
+}
+
+/// A client whose requests time out, so that a hung API call fails its step instead of
+/// hanging the run (cucumber has no step timeout).
+async fn steps_client(kubeconfig: &std::path::Path) -> anyhow::Result<kube::Client> {
+    let kubeconfig = kube::config::Kubeconfig::read_from(kubeconfig)?;
+    let mut config = kube::Config::from_custom_kubeconfig(
+        kubeconfig,
+        &kube::config::KubeConfigOptions::default(),
+    )
+    .await?;
+    config.connect_timeout = Some(Duration::from_secs(10));
+    config.read_timeout = Some(Duration::from_secs(30));
+    config.write_timeout = Some(Duration::from_secs(30));
+    Ok(kube::Client::try_from(config)?)
+}
+
+/// The ResourceFlavor of every scenario's ClusterQueue: fake nodes, plus a toleration that
+/// admission injects into the pods.
+async fn apply_flavor(client: &kube::Client) -> anyhow::Result<()> {
+    let mut flavor = objects::resource_flavor(FLAVOR);
+    flavor["spec"] = json!({
+        "nodeLabels": { "type": "kwok" },
+        "tolerations": [{ "key": FLAVOR_TOLERATION_KEY, "operator": "Exists", "effect": "NoSchedule" }],
+    });
+    objects::apply(client, &flavor)
+        .await
+        .context("creating the ResourceFlavor")?;
+    Ok(())
+}
+
+/// Runs cucumber; returns the number of feature files that did not parse.
+async fn run_features(
+    h: &Harness,
+    tags: Option<cucumber::gherkin::tagexpr::TagOperation>,
+) -> anyhow::Result<usize> {
+    let o = &h.options;
+    let junit_path = o.junit_path();
+    if let Some(dir) = junit_path.parent() {
+        std::fs::create_dir_all(dir)?;
+    }
+    let junit = std::fs::File::create(&junit_path)
+        .with_context(|| format!("creating {}", junit_path.display()))?;
+    let json_path = o.report_dir.join("cucumber.json");
+    let json = std::fs::File::create(&json_path)
+        .with_context(|| format!("creating {}", json_path.display()))?;
+    let writer = AwWorld::cucumber()
+        .max_concurrent_scenarios(o.concurrency.max(1))
+        .before(|feature, rule, scenario, world| {
+            hooks::before(feature, rule, scenario, world).boxed_local()
+        })
+        .after(|feature, _rule, scenario, finished, world| {
+            hooks::after(feature, scenario, finished, world).boxed_local()
+        })
+        .with_writer(
+            writer::Basic::stdout()
+                .summarized()
+                .tee::<AwWorld, _>(writer::JUnit::for_tee(junit, 0))
+                .tee::<AwWorld, _>(writer::Json::for_tee(json))
+                .normalized(),
+        )
+        .fail_on_skipped()
+        .with_default_cli()
+        .filter_run(o.features.clone(), move |feature, rule, scenario| {
+            tags.as_ref().is_none_or(|op| {
+                op.eval(
+                    feature
+                        .tags
+                        .iter()
+                        .chain(rule.iter().flat_map(|r| r.tags.iter()))
+                        .chain(scenario.tags.iter()),
+                )
+            })
+        })
+        .await;
+    Ok(writer.parsing_errors())
+}
+
+fn summarize(h: &Harness, parse_errors: usize, duration: Duration) -> anyhow::Result<Summary> {
+    let records = h.records();
+    let coverage = h.monitor.coverage();
+    let passed = records.iter().filter(|r| r.passed).count();
+    let failed = records.len() - passed + parse_errors;
+    let diagram: Vec<_> = coverage.iter().filter(|e| e.in_diagram).collect();
+    let mut slowest: Vec<(String, f64)> = records.iter().map(|r| (r.title(), r.seconds)).collect();
+    slowest.sort_by(|a, b| b.1.total_cmp(&a.1));
+    slowest.truncate(5);
+    let summary = Summary {
+        passed,
+        failed,
+        parse_errors,
+        duration,
+        transitions_covered: diagram.iter().filter(|e| e.direct > 0).count(),
+        transitions_total: diagram.len(),
+        slowest,
+        failed_scenarios: records
+            .iter()
+            .filter(|r| !r.passed)
+            .map(|r| r.title())
+            .collect(),
+        report_dir: h.options.report_dir.clone(),
+    };
+    let context = format!(
+        "controller under test: {}; Kueue {}; {} scenarios at most at once",
+        h.options.controller.name(),
+        h.options.kueue_version,
+        h.options.concurrency
+    );
+    crate::report::write_html(
+        &h.options.report_dir,
+        &summary,
+        &records,
+        &coverage,
+        &context,
+    )?;
+    Ok(summary)
+}

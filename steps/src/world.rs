@@ -1,0 +1,247 @@
+//! The World of one scenario: its namespace, ClusterQueue and LocalQueue, the AppWrappers it
+//! defines and submits, and what to undo at the end.
+
+use std::collections::BTreeMap;
+use std::sync::Arc;
+use std::time::Instant;
+
+use anyhow::Context as _;
+use clusters::kueue::objects::{self, ClusterQueueSpec, Quota};
+use k8s_openapi::api::core::v1::Namespace;
+use kube::api::{Api, PostParams};
+use serde_json::{Value, json};
+
+use crate::harness::{FLAVOR, Harness};
+use crate::report::logs::LogMarks;
+use crate::steps::subject::Subject;
+
+/// Name of the LocalQueue in every scenario namespace.
+pub const LOCAL_QUEUE: &str = "queue";
+
+/// Something a scenario changed outside its namespace, undone when it ends.
+#[derive(Clone, Debug)]
+pub enum Undo {
+    NodeLabel { node: String, key: String },
+    NodeTaint { node: String, key: String },
+    NodeNotReady { node: String },
+}
+
+/// The scenario's hold on the serial lock: shared, or exclusive for `@serial` scenarios.
+/// Released when dropped.
+pub struct SerialGuard {
+    _shared: Option<tokio::sync::OwnedRwLockReadGuard<()>>,
+    _exclusive: Option<tokio::sync::OwnedRwLockWriteGuard<()>>,
+}
+
+#[derive(cucumber::World)]
+#[world(init = Self::new)]
+pub struct AwWorld {
+    pub h: Arc<Harness>,
+    pub client: kube::Client,
+    pub feature: String,
+    pub scenario: String,
+    pub serial: bool,
+    /// Empty until the before hook has set the scenario up.
+    pub ns: String,
+    pub cluster_queue: String,
+    pub queue_spec: ClusterQueueSpec,
+    /// AppWrappers defined but not yet submitted, by name.
+    pub drafts: BTreeMap<String, Value>,
+    /// Submitted AppWrappers, in order.
+    pub submitted: Vec<String>,
+    /// What `it` refers to: the last AppWrapper defined or named.
+    pub current: Option<String>,
+    pub undo: Vec<Undo>,
+    /// The node a step last picked (`the node of its pod`).
+    pub last_node: Option<String>,
+    /// What the steps did, with the time since the scenario started.
+    pub journal: Vec<String>,
+    pub started: Instant,
+    pub started_at: chrono::DateTime<chrono::Utc>,
+    pub marks: LogMarks,
+    pub guard: Option<SerialGuard>,
+}
+
+impl std::fmt::Debug for AwWorld {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("AwWorld")
+            .field("namespace", &self.ns)
+            .field("current", &self.current)
+            .field("submitted", &self.submitted)
+            .finish()
+    }
+}
+
+impl AwWorld {
+    pub async fn new() -> anyhow::Result<Self> {
+        let h = crate::harness::current()?;
+        Ok(AwWorld {
+            client: h.client.clone(),
+            h,
+            feature: String::new(),
+            scenario: String::new(),
+            serial: false,
+            ns: String::new(),
+            cluster_queue: String::new(),
+            queue_spec: ClusterQueueSpec::default(),
+            drafts: BTreeMap::new(),
+            submitted: Vec::new(),
+            current: None,
+            undo: Vec::new(),
+            last_node: None,
+            journal: Vec::new(),
+            started: Instant::now(),
+            started_at: chrono::Utc::now(),
+            marks: LogMarks::default(),
+            guard: None,
+        })
+    }
+
+    /// Before the first step: take the serial lock, then create the namespace, the
+    /// ClusterQueue and the LocalQueue.
+    pub async fn setup(
+        &mut self,
+        feature: &str,
+        scenario: &str,
+        serial: bool,
+    ) -> anyhow::Result<()> {
+        self.feature = feature.to_string();
+        self.scenario = scenario.to_string();
+        self.serial = serial;
+        let lock = Arc::clone(&self.h.serial);
+        self.guard = Some(if serial {
+            SerialGuard {
+                _shared: None,
+                _exclusive: Some(lock.write_owned().await),
+            }
+        } else {
+            SerialGuard {
+                _shared: Some(lock.read_owned().await),
+                _exclusive: None,
+            }
+        });
+        self.started = Instant::now();
+        self.started_at = chrono::Utc::now();
+        self.marks = LogMarks::take(&self.h.log_files().await);
+        self.ns = namespace_name(self.h.next_id(), scenario);
+        self.cluster_queue = self.ns.clone();
+        let ns: Namespace = serde_json::from_value(json!({
+            "metadata": { "name": self.ns, "labels": { "awconf.dev/suite": "conformance" } }
+        }))?;
+        Api::<Namespace>::all(self.client.clone())
+            .create(&PostParams::default(), &ns)
+            .await
+            .with_context(|| format!("creating namespace {}", self.ns))?;
+        self.queue_spec = ClusterQueueSpec {
+            flavor: FLAVOR.into(),
+            quota: Quota {
+                cpu: "8".into(),
+                memory: "64Gi".into(),
+                gpus: 4,
+            },
+            cohort: None,
+            preemption: None,
+        };
+        self.apply_cluster_queue().await?;
+        objects::apply(
+            &self.client,
+            &objects::local_queue(&self.ns, LOCAL_QUEUE, &self.cluster_queue),
+        )
+        .await
+        .context("creating the LocalQueue")?;
+        self.note(format!(
+            "namespace {} with ClusterQueue {}",
+            self.ns, self.cluster_queue
+        ));
+        Ok(())
+    }
+
+    pub async fn apply_cluster_queue(&self) -> anyhow::Result<()> {
+        objects::apply(
+            &self.client,
+            &objects::cluster_queue(&self.cluster_queue, &self.queue_spec),
+        )
+        .await
+        .context("applying the ClusterQueue")?;
+        Ok(())
+    }
+
+    /// Records what a step did, for the artifacts of a failed scenario.
+    pub fn note(&mut self, what: impl Into<String>) {
+        let line = format!(
+            "[{:>6.1}s] {}",
+            self.started.elapsed().as_secs_f64(),
+            what.into()
+        );
+        tracing::debug!(namespace = %self.ns, "{line}");
+        self.journal.push(line);
+    }
+
+    /// The name an AppWrapper subject refers to.
+    pub fn name_of(&self, subject: &Subject) -> anyhow::Result<String> {
+        subject
+            .0
+            .clone()
+            .or_else(|| self.current.clone())
+            .ok_or_else(|| anyhow::anyhow!("no AppWrapper has been named yet in this scenario"))
+    }
+
+    /// Selects (and returns) the AppWrapper a step talks about; `it` refers to it from now on.
+    pub fn select(&mut self, subject: &Subject) -> anyhow::Result<String> {
+        let name = self.name_of(subject)?;
+        self.current = Some(name.clone());
+        Ok(name)
+    }
+
+    pub async fn appwrapper(&self, name: &str) -> anyhow::Result<Option<Value>> {
+        crate::kube_util::get_appwrapper(&self.client, &self.ns, name).await
+    }
+
+    pub async fn existing(&self, name: &str) -> anyhow::Result<Value> {
+        self.appwrapper(name)
+            .await?
+            .ok_or_else(|| anyhow::anyhow!("AppWrapper {name} does not exist"))
+    }
+
+    pub fn draft_mut(&mut self, subject: &Subject) -> anyhow::Result<&mut Value> {
+        let name = self.name_of(subject)?;
+        self.drafts.get_mut(&name).ok_or_else(|| {
+            anyhow::anyhow!(
+                "AppWrapper {name} has no pending definition (was it already submitted?)"
+            )
+        })
+    }
+}
+
+/// `aw-<n>-<scenario words>`, a valid namespace name of at most 63 characters.
+pub fn namespace_name(id: usize, scenario: &str) -> String {
+    let mut slug = String::new();
+    for c in scenario.chars() {
+        if c.is_ascii_alphanumeric() {
+            slug.push(c.to_ascii_lowercase());
+        } else if !slug.ends_with('-') {
+            slug.push('-');
+        }
+    }
+    let name = format!("aw-{id}-{}", slug.trim_matches('-'));
+    name.chars()
+        .take(50)
+        .collect::<String>()
+        .trim_end_matches('-')
+        .to_string()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn namespace_names_are_valid() {
+        assert_eq!(
+            namespace_name(3, "Running → Failed: a component!"),
+            "aw-3-running-failed-a-component"
+        );
+        let long = namespace_name(12, &"x ".repeat(100));
+        assert!(long.len() <= 50 && !long.ends_with('-'), "{long}");
+    }
+}
