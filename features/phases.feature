@@ -90,17 +90,24 @@ Feature: Phases
     And its QuotaReserved condition is False with reason Suspended
 
   Scenario: Resuming → Failed: a component that can never be created fails at once
-    Given an AppWrapper "elsewhere" with the components:
+    # Its pod template claims another AppWrapper's label, which the controller must not
+    # overwrite; the admission webhook lets this through (a component in another namespace it
+    # would refuse).
+    Given an AppWrapper "conflicted" with the components:
       """
       - template:
-          apiVersion: v1
-          kind: Pod
+          apiVersion: batch/v1
+          kind: Job
           metadata:
-            name: elsewhere
-            namespace: default
+            name: conflicted
           spec:
-            restartPolicy: Never
-            containers: [{name: main, image: busybox}]
+            template:
+              metadata:
+                labels:
+                  workload.codeflare.dev/appwrapper: someone-else
+              spec:
+                restartPolicy: Never
+                containers: [{name: main, image: busybox}]
       """
     When it is submitted to the LocalQueue
     Then it reaches phase Failed within 30 seconds
@@ -113,7 +120,7 @@ Feature: Phases
         - type: Unhealthy
           status: "True"
           reason: CreateFailed
-          message: '$regex:^error creating components: .*is different from appwrapper namespace'
+          message: '$regex:^error creating components: .*labels'
         - {type: ResourcesDeployed, status: "False", reason: Failed}
         - {type: QuotaReserved, status: "False", reason: Failed}
       """
@@ -306,7 +313,3 @@ Feature: Phases
     Then it is gone within 30 seconds
     And the monitor saw it go from Succeeded to Terminating
     And no pod of it remains
-
-  # Resetting → Failed is an edge of the harness's diagram, but the spec (§2.3.6, §2.6) gives
-  # it no trigger: a Resetting AppWrapper is resumed or suspended, never failed. No scenario
-  # can take it against a conforming controller; the report shows it as not taken.

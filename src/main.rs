@@ -6,14 +6,17 @@ use clap::Parser;
 
 #[tokio::main]
 async fn main() -> std::process::ExitCode {
-    tracing_subscriber::fmt()
-        .with_env_filter(
-            tracing_subscriber::EnvFilter::try_from_env("AWCONF_LOG")
-                .unwrap_or_else(|_| "warn,awconf=info".into()),
-        )
-        .with_writer(std::io::stderr)
-        .init();
     let cli = cli::Cli::parse();
+    // `awconf run` logs to its report directory instead (see conformance_steps::logging).
+    if !cli.is_run() {
+        tracing_subscriber::fmt()
+            .with_env_filter(
+                tracing_subscriber::EnvFilter::try_from_env("AWCONF_LOG")
+                    .unwrap_or_else(|_| "warn,awconf=info".into()),
+            )
+            .with_writer(std::io::stderr)
+            .init();
+    }
     match cli.run().await {
         Ok(code) => code,
         Err(e) => {

@@ -57,25 +57,9 @@ async fn main() -> ExitCode {
     match run_suite(options).await {
         Ok(summary) => {
             println!();
-            println!(
-                "phase-diagram transitions taken: {} of {}",
-                summary.transitions_covered, summary.transitions_total
-            );
-            for (name, secs) in summary.slowest.iter().take(3) {
-                println!("slow: {secs:.1}s {name}");
+            for line in summary.report_lines() {
+                println!("{line}");
             }
-            for name in &summary.failed_scenarios {
-                println!("failed: {name}");
-            }
-            println!(
-                "reports in {} ({:.0}s)",
-                summary.report_dir.display(),
-                summary.duration.as_secs_f64()
-            );
-            if summary.passed + summary.failed == 0 {
-                println!("no scenario matched the filter");
-            }
-            println!("{}", summary.closing_line());
             if summary.success() {
                 ExitCode::SUCCESS
             } else {

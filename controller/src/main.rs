@@ -1,3 +1,4 @@
+use std::io::IsTerminal as _;
 use std::net::SocketAddr;
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -73,7 +74,11 @@ async fn main() -> anyhow::Result<()> {
     let args = Args::parse();
     let filter = EnvFilter::try_from_default_env()
         .unwrap_or_else(|_| EnvFilter::new(log_filter(&args.zap_log_level)));
-    tracing_subscriber::fmt().with_env_filter(filter).init();
+    // The fmt subscriber writes to stdout; colours only on a terminal, not in log files.
+    tracing_subscriber::fmt()
+        .with_env_filter(filter)
+        .with_ansi(std::io::stdout().is_terminal())
+        .init();
     tracing::info!(
         version = env!("CARGO_PKG_VERSION"),
         "starting appwrapper-controller"

@@ -81,6 +81,18 @@ impl Handle {
         self.await
     }
 
+    /// Stops the controller abruptly, as a crash would: the task is aborted, so reconciles in
+    /// flight are dropped where they stand (their next await point) and nothing is finished,
+    /// released or cleaned up; a held leader-election Lease simply expires.
+    pub async fn abort(self) {
+        self.task.abort();
+        if let Err(e) = self.task.await
+            && !e.is_cancelled()
+        {
+            tracing::warn!("the controller task failed before it was aborted: {e}");
+        }
+    }
+
     pub fn metrics(&self) -> Arc<Metrics> {
         Arc::clone(&self.metrics)
     }

@@ -2,6 +2,7 @@
 
 mod bench;
 mod cluster;
+mod run;
 mod toolchain;
 
 use std::process::ExitCode;
@@ -21,6 +22,8 @@ pub struct Cli {
 
 #[derive(Subcommand)]
 enum Command {
+    /// Run the conformance suite: the main job.
+    Run(run::RunArgs),
     /// Bring an embedded cluster up or down, or show it.
     #[command(subcommand)]
     Cluster(cluster::ClusterCommand),
@@ -34,8 +37,13 @@ enum Command {
 }
 
 impl Cli {
+    pub fn is_run(&self) -> bool {
+        matches!(self.command, Command::Run(_))
+    }
+
     pub async fn run(self) -> anyhow::Result<ExitCode> {
         match self.command {
+            Command::Run(r) => r.run().await,
             Command::Cluster(c) => c.run().await,
             Command::Toolchain(c) => c.run(),
             Command::Crd => {

@@ -11,6 +11,7 @@ use appwrapper_controller::run::Handle;
 use clusters::process::Process;
 
 use crate::options::ControllerMode;
+use crate::webhook::WebhookEndpoint;
 
 /// The suite's fault-tolerance defaults: seconds instead of minutes, so that a scenario that
 /// does not set an annotation still finishes quickly. `gracePeriodCeiling` is low too, so that
@@ -42,6 +43,8 @@ pub struct ControllerUnderTest {
     log_path: PathBuf,
     running: Option<Running>,
     starts: usize,
+    /// Where a child controller serves its webhooks (the process mode).
+    webhook: Option<WebhookEndpoint>,
 }
 
 impl ControllerUnderTest {
@@ -64,7 +67,15 @@ impl ControllerUnderTest {
             log_path: report_dir.join("controller.log"),
             running: None,
             starts: 0,
+            webhook: None,
         })
+    }
+
+    /// A child controller serves its webhooks at `endpoint` (with `webhooksEnabled` in its
+    /// config).
+    pub fn with_webhook(mut self, endpoint: WebhookEndpoint) -> Self {
+        self.webhook = Some(endpoint);
+        self
     }
 
     pub fn mode(&self) -> &ControllerMode {
@@ -112,13 +123,21 @@ impl ControllerUnderTest {
                     Some(b) => b.clone(),
                     None => find_binary()?,
                 };
-                let args = vec![
+                let mut args = vec![
                     "--kubeconfig".to_string(),
                     self.kubeconfig.display().to_string(),
                     "--config".to_string(),
                     self.config_path.display().to_string(),
                 ];
-                let envs = [("NO_COLOR", "1".to_string())];
+                if let Some(webhook) = &self.webhook {
+                    args.extend([
+                        "--webhook-cert-dir".to_string(),
+                        webhook.cert_dir.display().to_string(),
+                        "--webhook-bind-address".to_string(),
+                        webhook.bind_address(),
+                    ]);
+                }
+                let envs: [(&str, String); 0] = [];
                 Running::Child(
                     Process::start(
                         "appwrapper-controller",
@@ -178,22 +197,20 @@ impl ControllerUnderTest {
         Ok(())
     }
 
-    /// Kills the controller as a crash would: SIGKILL for a child. The embedded controller has
-    /// no abrupt stop, so it is stopped (reconciles in flight finish first).
+    /// Kills the controller as a crash would: SIGKILL for a child; the embedded controller's
+    /// task is aborted (reconciles in flight are dropped unfinished).
     pub async fn kill(&mut self) -> anyhow::Result<()> {
         match self.running.take() {
             Some(Running::Child(mut process)) => {
                 tokio::task::spawn_blocking(move || process.kill())
                     .await
                     .context("killing the controller")?;
-                tracing::info!("controller under test killed");
-                Ok(())
             }
-            other => {
-                self.running = other;
-                self.stop().await
-            }
+            Some(Running::Embedded(handle)) => handle.abort().await,
+            None => return Ok(()),
         }
+        tracing::info!("controller under test killed");
+        Ok(())
     }
 }
 

@@ -18,6 +18,7 @@ pub mod report;
 pub mod steps;
 pub mod suite;
 pub mod wait;
+pub mod webhook;
 pub mod world;
 pub mod yaml;
 

@@ -166,6 +166,35 @@ impl Summary {
     pub fn closing_line(&self) -> String {
         format!("{} passed, {} failed", self.passed, self.failed)
     }
+
+    /// What a run prints at its end; the closing line comes last.
+    pub fn report_lines(&self) -> Vec<String> {
+        let mut lines = vec![format!(
+            "phase-diagram transitions taken: {} of {}",
+            self.transitions_covered, self.transitions_total
+        )];
+        lines.extend(
+            self.slowest
+                .iter()
+                .take(3)
+                .map(|(name, secs)| format!("slow: {secs:.1}s {name}")),
+        );
+        lines.extend(
+            self.failed_scenarios
+                .iter()
+                .map(|name| format!("failed: {name}")),
+        );
+        lines.push(format!(
+            "reports in {} ({:.0}s)",
+            self.report_dir.display(),
+            self.duration.as_secs_f64()
+        ));
+        if self.passed + self.failed == 0 {
+            lines.push("no scenario matched the filter".to_string());
+        }
+        lines.push(self.closing_line());
+        lines
+    }
 }
 
 #[cfg(test)]

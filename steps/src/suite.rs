@@ -13,11 +13,14 @@ use cucumber::{World as _, WriterExt as _, writer};
 use futures::FutureExt as _;
 use serde_json::json;
 
+use appwrapper_controller::webhook::WebhookServer;
+
 use crate::controller::{ControllerUnderTest, suite_config};
 use crate::harness::{self, FLAVOR, FLAVOR_TOLERATION_KEY, Harness};
 use crate::hooks;
 use crate::monitor::Monitor;
-use crate::options::{ClusterChoice, SuiteOptions, Summary};
+use crate::options::{ClusterChoice, ControllerMode, SuiteOptions, Summary};
+use crate::webhook::WebhookEndpoint;
 use crate::world::AwWorld;
 
 /// Runs the features of `options.features` and writes the reports. Returns the summary; the
@@ -45,13 +48,8 @@ pub async fn run_suite(options: SuiteOptions) -> anyhow::Result<Summary> {
     let client = steps_client(cluster.kubeconfig()).await?;
     apply_flavor(&client).await?;
 
-    let mut controller = ControllerUnderTest::new(
-        options.controller.clone(),
-        suite_config(),
-        cluster.kubeconfig(),
-        &options.report_dir,
-    )?;
-    controller.start(&watch_client).await?;
+    let (controller, webhook_server) =
+        controller_with_webhooks(&options, cluster, &client, &watch_client).await?;
     let monitor = Monitor::start(watch_client.clone(), Duration::from_secs(60)).await?;
     println!(
         "awconf: cluster ready after {:.0}s; controller under test: {}",
@@ -76,8 +74,50 @@ pub async fn run_suite(options: SuiteOptions) -> anyhow::Result<Summary> {
         tracing::warn!("stopping the controller: {e:#}");
     }
     harness.monitor.stop();
+    if let Some(server) = webhook_server {
+        server.stop().await;
+    }
     let parse_errors = run?;
     summarize(&harness, parse_errors, started.elapsed())
+}
+
+/// Starts the controller under test and registers its webhooks beside Kueue's: served here
+/// for the embedded controller (the server is returned), by the child in the process mode.
+/// An external controller brings its own.
+async fn controller_with_webhooks(
+    options: &SuiteOptions,
+    cluster: &'static clusters::LocalCluster,
+    client: &kube::Client,
+    watch_client: &kube::Client,
+) -> anyhow::Result<(ControllerUnderTest, Option<WebhookServer>)> {
+    let mut config = suite_config();
+    let endpoint = match options.controller {
+        ControllerMode::External { .. } => None,
+        _ => Some(WebhookEndpoint::prepare(cluster, &options.report_dir)?),
+    };
+    config.webhooks_enabled = matches!(options.controller, ControllerMode::Process { .. });
+    let mut controller = ControllerUnderTest::new(
+        options.controller.clone(),
+        config.clone(),
+        cluster.kubeconfig(),
+        &options.report_dir,
+    )?;
+    let mut server = None;
+    if let Some(endpoint) = endpoint {
+        if let ControllerMode::Embedded = options.controller {
+            server = Some(endpoint.serve(&config, client.clone()).await?);
+        }
+        controller = controller.with_webhook(endpoint.clone());
+        controller.start(watch_client).await?;
+        // A child controller serves the webhooks itself, so they are down while it is: there
+        // they fail open, or `@serial` scenarios could not create AppWrappers meanwhile (no
+        // other scenario runs then). The embedded server outlives the controller: fail closed.
+        let fail_open = matches!(options.controller, ControllerMode::Process { .. });
+        endpoint.register(client, fail_open).await?;
+    } else {
+        controller.start(watch_client).await?;
+    }
+    Ok((controller, server))
 }
 
 /// A client whose requests time out, so that a hung API call fails its step instead of

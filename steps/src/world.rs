@@ -60,6 +60,15 @@ pub struct AwWorld {
     pub started_at: chrono::DateTime<chrono::Utc>,
     pub marks: LogMarks,
     pub guard: Option<SerialGuard>,
+    /// The outcome of the last `I try to ...` step.
+    pub attempt: Option<Attempt>,
+}
+
+/// What the API server answered to a creation or update the scenario tried.
+#[derive(Clone, Debug)]
+pub enum Attempt {
+    Accepted,
+    Refused(Box<kube::core::Status>),
 }
 
 impl std::fmt::Debug for AwWorld {
@@ -94,6 +103,7 @@ impl AwWorld {
             started_at: chrono::Utc::now(),
             marks: LogMarks::default(),
             guard: None,
+            attempt: None,
         })
     }
 

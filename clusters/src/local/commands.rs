@@ -69,7 +69,7 @@ pub const CONTROLLERS: &str = "job-controller,garbage-collector-controller,names
 node-lifecycle-controller,taint-eviction-controller,pod-garbage-collector-controller,\
 serviceaccount-controller,serviceaccount-token-controller,root-ca-certificate-publisher-controller,\
 ttl-after-finished-controller,replicaset-controller,deployment-controller,statefulset-controller,\
-cronjob-controller,clusterrole-aggregation-controller";
+cronjob-controller,clusterrole-aggregation-controller,resourcequota-controller";
 
 pub fn controller_manager(w: &Path, ports: &Ports) -> Vec<String> {
     let pki = w.join("pki");

@@ -6,10 +6,13 @@ use appwrapper_controller::api::Phase;
 
 use Phase::*;
 
-/// Every edge of the phase diagram. `Terminating` is entered from any phase once the
+/// Every edge of the phase diagram of the seeds (the reference's documentation), plus
+/// Resuming to Resetting (a retryable creation error past the admission grace period) and
+/// Terminating. A Resetting AppWrapper is never failed directly: the retry budget is checked
+/// where the failure is detected, so Resetting leads only to Resuming or Suspending. `Terminating` is entered from any phase once the
 /// AppWrapper is deleted; the diagram shows it from the phases that can hold deployed
 /// resources.
-pub const EDGES: [(Phase, Phase); 20] = [
+pub const EDGES: [(Phase, Phase); 19] = [
     (Empty, Suspended),
     (Suspended, Resuming),
     (Resuming, Running),
@@ -22,7 +25,6 @@ pub const EDGES: [(Phase, Phase); 20] = [
     (Running, Resetting),
     (Resetting, Resuming),
     (Resetting, Suspending),
-    (Resetting, Failed),
     (Suspending, Suspended),
     (Resuming, Terminating),
     (Running, Terminating),

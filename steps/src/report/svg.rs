@@ -169,7 +169,7 @@ mod tests {
             .collect();
         let svg = phase_diagram(&edges);
         assert_eq!(svg.matches("class=\"edge seen\"").count(), 10);
-        assert_eq!(svg.matches("class=\"edge unseen\"").count(), 10);
+        assert_eq!(svg.matches("class=\"edge unseen\"").count(), 9);
         assert_eq!(svg.matches("class=\"phase\"").count(), 9);
         assert!(
             svg.contains("Resuming → Running: seen 1 times")

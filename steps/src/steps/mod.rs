@@ -30,7 +30,10 @@
 //!   Failed [within N seconds]`; `S's pods match:`; `S's wrapped Job matches:`; `no pod of S
 //!   remains [within N seconds]`; `no wrapped object of S remains`; `S is gone [within N
 //!   seconds]`; `S's pods run on another node`; `S's workload matches:`; `the ClusterQueue has
-//!   N admitted workloads`; `the monitor saw S go from P to Q`.
+//!   N admitted workloads`; `the monitor saw S go from P to Q`;
+//! - admission (see [`webhook`]): `I try to create S` / `"user" tries to create S`; `I try to
+//!   set S's <field path> to <YAML value>`; `a user "u" who may create Pods but not
+//!   Deployments`; `S is refused with "message" at "field path"`; `S is accepted`.
 
 pub mod appwrapper;
 pub mod assertions;
@@ -41,6 +44,7 @@ pub mod nodes;
 pub mod objects;
 pub mod pods;
 pub mod subject;
+pub mod webhook;
 
 use std::time::Duration;
 

@@ -1,0 +1,75 @@
+//! `awconf run`: the conformance suite, the main job.
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use clap::Args;
+use conformance_steps::{ControllerMode, SuiteOptions, run_suite};
+
+#[derive(Args)]
+pub struct RunArgs {
+    /// The cluster to run on; `local` is the embedded control plane.
+    #[arg(long, default_value = "local", value_parser = ["local"])]
+    cluster: String,
+    /// The controller under test: `embedded` (in this process), `process` (our binary as a
+    /// child, killable with SIGKILL) or `external` (the command after `--`).
+    #[arg(long, default_value = "embedded", value_parser = ["embedded", "process", "external"])]
+    controller: String,
+    /// Kueue version to install (default: the pinned one).
+    #[arg(long, value_name = "VERSION")]
+    kueue: Option<String>,
+    /// Cucumber tag expression, e.g. `@kueue and not @serial`.
+    #[arg(long)]
+    tags: Option<String>,
+    /// Where to write JUnit XML (default: <report>/junit.xml).
+    #[arg(long)]
+    junit: Option<PathBuf>,
+    /// Directory for the reports and the artifacts of failed scenarios.
+    #[arg(long)]
+    report: Option<PathBuf>,
+    /// Directory of *.feature files.
+    #[arg(long)]
+    features: Option<PathBuf>,
+    /// Leave a failed scenario's namespace and objects in place.
+    #[arg(long)]
+    keep_on_failure: bool,
+    /// Scenarios at once (`@serial` ones run alone).
+    #[arg(long)]
+    concurrency: Option<usize>,
+    /// For `--controller external`: the command that runs the controller under test.
+    #[arg(last = true)]
+    command: Vec<String>,
+}
+
+impl RunArgs {
+    pub async fn run(self) -> anyhow::Result<ExitCode> {
+        let mut options = SuiteOptions::from_env().map_err(anyhow::Error::msg)?;
+        let command = (!self.command.is_empty()).then(|| self.command.join(" "));
+        options.controller =
+            ControllerMode::parse(&self.controller, command, None).map_err(anyhow::Error::msg)?;
+        if let Some(kueue) = self.kueue {
+            options.kueue_version = kueue;
+        }
+        options.tags = self.tags.or(options.tags);
+        options.junit = self.junit.or(options.junit);
+        options.report_dir = self.report.unwrap_or(options.report_dir);
+        options.features = self.features.unwrap_or(options.features);
+        options.keep_on_failure |= self.keep_on_failure;
+        options.concurrency = self.concurrency.unwrap_or(options.concurrency);
+        anyhow::ensure!(
+            options.features.is_dir(),
+            "no feature directory at {}; pass --features <dir>",
+            options.features.display()
+        );
+        conformance_steps::logging::init(&options.report_dir);
+        let summary = run_suite(options).await?;
+        for line in summary.report_lines() {
+            println!("{line}");
+        }
+        Ok(if summary.success() {
+            ExitCode::SUCCESS
+        } else {
+            ExitCode::FAILURE
+        })
+    }
+}
