@@ -9,6 +9,7 @@ pub mod nodes;
 pub mod pki;
 pub mod ports;
 pub mod process;
+pub mod testing;
 pub mod toolchain;
 
 pub use cluster::{Capabilities, Cluster, ClusterError};

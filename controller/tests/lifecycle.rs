@@ -2,15 +2,16 @@
 //! wrapped Job, retries of a failing pod, and deletion that cleans up before the finalizer goes.
 
 use std::sync::{Arc, Mutex, OnceLock};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use appwrapper_controller::api::{AppWrapper, Phase};
 use appwrapper_controller::config::Config;
 use appwrapper_controller::duration::GoDuration;
 use clusters::Cluster;
+use clusters::testing::eventually;
 use futures::StreamExt;
 use k8s_openapi::api::batch::v1::Job;
-use k8s_openapi::api::core::v1::{Namespace, Pod};
+use k8s_openapi::api::core::v1::Pod;
 use kube::api::{Api, DeleteParams, ListParams, PostParams};
 use kube::runtime::watcher;
 use serde_json::json;
@@ -53,11 +54,7 @@ async fn setup(ns: &str) -> kube::Client {
     controller();
     let (cluster, _) = clusters::kueue::shared(&clusters::kueue::test_version()).unwrap();
     let client = cluster.client().await.unwrap();
-    let namespace: Namespace = serde_json::from_value(json!({"metadata": {"name": ns}})).unwrap();
-    Api::<Namespace>::all(client.clone())
-        .create(&PostParams::default(), &namespace)
-        .await
-        .unwrap();
+    clusters::testing::namespace(&client, ns).await;
     use clusters::kueue::objects;
     objects::apply(&client, &objects::resource_flavor("lifecycle-flavor"))
         .await
@@ -92,24 +89,6 @@ fn record_phases(api: Api<AppWrapper>, name: &str) -> Arc<Mutex<Vec<Phase>>> {
         }
     });
     phases
-}
-
-async fn eventually<T, F, Fut>(secs: u64, what: &str, mut check: F) -> T
-where
-    F: FnMut() -> Fut,
-    Fut: std::future::Future<Output = Option<T>>,
-{
-    let deadline = Instant::now() + Duration::from_secs(secs);
-    loop {
-        if let Some(value) = check().await {
-            return value;
-        }
-        assert!(
-            Instant::now() < deadline,
-            "timed out after {secs}s waiting for {what}"
-        );
-        tokio::time::sleep(Duration::from_millis(200)).await;
-    }
 }
 
 fn appwrapper(

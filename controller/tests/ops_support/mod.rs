@@ -1,46 +1,11 @@
 //! Helpers shared by the operations tests (webhook, leader election, node health) on the
 //! embedded cluster.
-#![allow(dead_code)]
-
-use std::future::Future;
-use std::time::{Duration, Instant};
+#![allow(dead_code, unused_imports)]
 
 use appwrapper_controller::api::AppWrapper;
-use k8s_openapi::api::core::v1::Namespace;
-use kube::api::{Api, PostParams};
 use serde_json::{Value, json};
 
-/// Polls `check` every 200 ms until it returns `Some`, or panics with `what` after `secs`.
-pub async fn eventually<T, F, Fut>(secs: u64, what: &str, mut check: F) -> T
-where
-    F: FnMut() -> Fut,
-    Fut: Future<Output = Option<T>>,
-{
-    let deadline = Instant::now() + Duration::from_secs(secs);
-    loop {
-        if let Some(value) = check().await {
-            return value;
-        }
-        assert!(
-            Instant::now() < deadline,
-            "timed out after {secs}s waiting for {what}"
-        );
-        tokio::time::sleep(Duration::from_millis(200)).await;
-    }
-}
-
-/// Creates the namespace unless it exists.
-pub async fn namespace(client: &kube::Client, name: &str) {
-    let ns: Namespace = serde_json::from_value(json!({"metadata": {"name": name}})).unwrap();
-    match Api::<Namespace>::all(client.clone())
-        .create(&PostParams::default(), &ns)
-        .await
-    {
-        Ok(_) => {}
-        Err(kube::Error::Api(e)) if e.code == 409 => {}
-        Err(e) => panic!("namespace {name}: {e}"),
-    }
-}
+pub use clusters::testing::{eventually, namespace};
 
 pub async fn install_appwrapper_crd(client: &kube::Client) -> anyhow::Result<()> {
     let crd = appwrapper_controller::crd::appwrapper_crd();

@@ -1,0 +1,61 @@
+//! Waiting helpers for integration tests on a cluster: polling against a deadline, never a
+//! bare sleep. They panic with what they waited for, as test assertions do.
+
+use std::future::Future;
+use std::time::{Duration, Instant};
+
+use k8s_openapi::api::core::v1::Namespace;
+use kube::api::{Api, PostParams};
+
+const POLL: Duration = Duration::from_millis(200);
+
+/// Polls `check` until it returns `Some`, or panics naming `what` after `secs` seconds.
+pub async fn eventually<T, F, Fut>(secs: u64, what: &str, mut check: F) -> T
+where
+    F: FnMut() -> Fut,
+    Fut: Future<Output = Option<T>>,
+{
+    let deadline = Instant::now() + Duration::from_secs(secs);
+    loop {
+        if let Some(value) = check().await {
+            return value;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "timed out after {secs}s waiting for {what}"
+        );
+        tokio::time::sleep(POLL).await;
+    }
+}
+
+/// Asserts that `check` holds at every poll for `secs` seconds.
+pub async fn always<F, Fut>(secs: u64, what: &str, mut check: F)
+where
+    F: FnMut() -> Fut,
+    Fut: Future<Output = bool>,
+{
+    let until = Instant::now() + Duration::from_secs(secs);
+    while Instant::now() < until {
+        assert!(check().await, "{what} stopped holding");
+        tokio::time::sleep(POLL).await;
+    }
+}
+
+/// Creates the namespace unless it exists.
+pub async fn namespace(client: &kube::Client, name: &str) {
+    let ns = Namespace {
+        metadata: kube::api::ObjectMeta {
+            name: Some(name.to_string()),
+            ..Default::default()
+        },
+        ..Default::default()
+    };
+    match Api::<Namespace>::all(client.clone())
+        .create(&PostParams::default(), &ns)
+        .await
+    {
+        Ok(_) => {}
+        Err(kube::Error::Api(e)) if e.code == 409 => {}
+        Err(e) => panic!("cannot create namespace {name}: {e}"),
+    }
+}
