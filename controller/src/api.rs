@@ -145,6 +145,10 @@ pub enum Phase {
     Failed,
     Succeeded,
     Terminating,
+    /// A phase this controller does not write (another implementation's, or a newer one's).
+    /// Such an AppWrapper is left alone (spec §2.1) instead of breaking the watch.
+    #[serde(other)]
+    Unknown,
 }
 
 impl Phase {
@@ -179,6 +183,7 @@ impl Phase {
             Phase::Failed => "Failed",
             Phase::Succeeded => "Succeeded",
             Phase::Terminating => "Terminating",
+            Phase::Unknown => "Unknown",
         }
     }
 }
@@ -210,4 +215,21 @@ pub mod condition {
     pub const PODS_READY: &str = "PodsReady";
     pub const UNHEALTHY: &str = "Unhealthy";
     pub const DELETING_RESOURCES: &str = "DeletingResources";
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn phases_round_trip_and_unknown_ones_do_not_fail_to_parse() {
+        for phase in Phase::ALL {
+            let json = serde_json::to_value(phase).unwrap();
+            assert_eq!(json, phase.as_str());
+            assert_eq!(serde_json::from_value::<Phase>(json).unwrap(), phase);
+        }
+        let status: AppWrapperStatus =
+            serde_json::from_value(serde_json::json!({"phase": "Paused"})).unwrap();
+        assert_eq!(status.phase, Phase::Unknown);
+    }
 }

@@ -127,7 +127,7 @@ impl Decider<'_> {
             Phase::Resetting => self.handle_resetting(),
             Phase::Failed => self.handle_failed(),
             Phase::Succeeded => self.handle_succeeded(),
-            Phase::Terminating => {}
+            Phase::Terminating | Phase::Unknown => {}
         }
     }
 

@@ -120,7 +120,7 @@ pub fn check_state(s: &Snapshot) -> Vec<String> {
             rd || !qr,
             "QuotaReserved must be released once ResourcesDeployed is False",
         ),
-        Empty => {}
+        Empty | Unknown => {}
     }
     if rd && !qr && !matches!(s.phase, Succeeded | Terminating) {
         out.push(format!(

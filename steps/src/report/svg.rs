@@ -20,6 +20,8 @@ fn position(phase: Phase) -> (f64, f64) {
         Phase::Resetting => (450.0, 260.0),
         Phase::Failed => (860.0, 260.0),
         Phase::Terminating => (560.0, 430.0),
+        // Never drawn: no edge of the diagram touches it.
+        Phase::Unknown => (80.0, 430.0),
     }
 }
 

@@ -182,6 +182,7 @@ fn empty_with_pod_set_error_returns_the_error() {
 #[rstest]
 #[case::suspended_with_suspend_true(suspended().suspend())]
 #[case::terminating_without_deletion(running().with(|s| s.status.phase = Phase::Terminating))]
+#[case::unknown_phase(running().with(|s| s.status.phase = Phase::Unknown))]
 #[case::failed_done(failed().gone().cond(RESOURCES_DEPLOYED, "False", "Failed", 5).cond(QUOTA_RESERVED, "False", "Failed", 5).msg(QUOTA_RESERVED, "No resources deployed"))]
 #[case::succeeded_done(succeeded().cond(RESOURCES_DEPLOYED, "False", "Succeeded", 5))]
 fn phases_that_do_nothing(#[case] scenario: Scenario) {
