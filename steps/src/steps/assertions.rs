@@ -191,15 +191,7 @@ async fn matches(
 ) -> anyhow::Result<()> {
     let name = w.select(&subject)?;
     let expected = expected_yaml(w, step)?;
-    let (world, aw_name) = (&*w, name.as_str());
-    eventually_matches(
-        &format!("AppWrapper {name}"),
-        &expected,
-        within(&seconds, 30),
-        move || world.appwrapper(aw_name),
-    )
-    .await?;
-    Ok(())
+    appwrapper_matches(w, &name, &expected, &seconds).await
 }
 
 #[then(
@@ -219,12 +211,21 @@ async fn condition(
         condition["reason"] = json!(reason);
     }
     let expected = json!({"status": {"conditions": [condition]}});
-    let (world, aw_name) = (&*w, name.as_str());
+    appwrapper_matches(w, &name, &expected, &seconds).await
+}
+
+/// Waits until the AppWrapper matches `expected` (30 s unless the step names a time).
+async fn appwrapper_matches(
+    w: &AwWorld,
+    name: &str,
+    expected: &serde_json::Value,
+    seconds: &str,
+) -> anyhow::Result<()> {
     eventually_matches(
         &format!("AppWrapper {name}"),
-        &expected,
-        within(&seconds, 30),
-        move || world.appwrapper(aw_name),
+        expected,
+        within(seconds, 30),
+        move || w.appwrapper(name),
     )
     .await?;
     Ok(())
