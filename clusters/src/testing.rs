@@ -59,3 +59,33 @@ pub async fn namespace(client: &kube::Client, name: &str) {
         Err(e) => panic!("cannot create namespace {name}: {e}"),
     }
 }
+
+/// Runs `start` on a thread and runtime of its own and keeps what it returns alive for the
+/// rest of the process, so a controller or server started once serves every test, whichever
+/// test's runtime came first. Returns once `start` has finished.
+pub fn keep_running<F, Fut, T>(start: F) -> Result<(), String>
+where
+    F: FnOnce() -> Fut + Send + 'static,
+    Fut: Future<Output = anyhow::Result<T>>,
+    T: 'static,
+{
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        let runtime = match tokio::runtime::Runtime::new() {
+            Ok(runtime) => runtime,
+            Err(e) => return drop(tx.send(Err(e.to_string()))),
+        };
+        runtime.block_on(async move {
+            match start().await {
+                Ok(running) => {
+                    let _ = tx.send(Ok(()));
+                    std::future::pending::<()>().await;
+                    drop(running);
+                }
+                Err(e) => drop(tx.send(Err(format!("{e:#}")))),
+            }
+        });
+    });
+    rx.recv()
+        .map_err(|_| "the start-up thread died".to_string())?
+}

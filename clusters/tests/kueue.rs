@@ -27,10 +27,7 @@ async fn queue_setup(name: &str, cpu: &str, preemption: Option<&str>) -> kube::C
         cohort: None,
         preemption: preemption.map(str::to_string),
     };
-    objects::apply(&client, &objects::cluster_queue(name, &spec))
-        .await
-        .unwrap();
-    objects::apply(&client, &objects::local_queue(name, "queue", name))
+    objects::namespace_queue(&client, name, &spec)
         .await
         .unwrap();
     client

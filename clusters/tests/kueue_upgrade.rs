@@ -44,12 +44,7 @@ async fn an_in_place_upgrade_keeps_admitted_workloads_and_admits_new_ones() {
         },
         ..Default::default()
     };
-    objects::apply(&client, &objects::cluster_queue(ns, &spec))
-        .await
-        .unwrap();
-    objects::apply(&client, &objects::local_queue(ns, "queue", ns))
-        .await
-        .unwrap();
+    objects::namespace_queue(&client, ns, &spec).await.unwrap();
     let jobs: Api<Job> = Api::namespaced(client.clone(), ns);
     jobs.create(&PostParams::default(), &running_job("before"))
         .await

@@ -21,30 +21,12 @@ fn controller() {
     static STARTED: OnceLock<Result<(), String>> = OnceLock::new();
     let started = STARTED.get_or_init(|| {
         let (cluster, _) = clusters::kueue::shared(&clusters::kueue::test_version())?;
-        let (tx, rx) = std::sync::mpsc::channel();
-        std::thread::spawn(move || {
-            let Ok(runtime) = tokio::runtime::Runtime::new() else {
-                return;
-            };
-            runtime.block_on(async move {
-                let mut config = Config::default();
-                config.appwrapper.fault_tolerance.admission_grace_period =
-                    GoDuration::from_std(Duration::from_secs(60));
-                let started = async {
-                    appwrapper_controller::run::run(config, cluster.client().await?).await
-                };
-                match started.await {
-                    Ok(handle) => {
-                        let _ = tx.send(Ok(()));
-                        let _ = handle.await;
-                    }
-                    Err(e) => {
-                        let _ = tx.send(Err(e.to_string()));
-                    }
-                }
-            });
-        });
-        rx.recv().map_err(|e| e.to_string())?
+        clusters::testing::keep_running(move || async move {
+            let mut config = Config::default();
+            config.appwrapper.fault_tolerance.admission_grace_period =
+                GoDuration::from_std(Duration::from_secs(60));
+            appwrapper_controller::run::run(config, cluster.client().await?).await
+        })
     });
     started.as_ref().expect("the embedded controller started");
 }
@@ -63,12 +45,7 @@ async fn setup(ns: &str) -> kube::Client {
         flavor: "lifecycle-flavor".into(),
         ..Default::default()
     };
-    objects::apply(&client, &objects::cluster_queue(ns, &spec))
-        .await
-        .unwrap();
-    objects::apply(&client, &objects::local_queue(ns, "queue", ns))
-        .await
-        .unwrap();
+    objects::namespace_queue(&client, ns, &spec).await.unwrap();
     client
 }
 

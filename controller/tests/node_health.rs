@@ -22,29 +22,11 @@ fn controller() {
     static STARTED: OnceLock<Result<(), String>> = OnceLock::new();
     let started = STARTED.get_or_init(|| {
         let cluster = clusters::local::shared()?;
-        let (tx, rx) = std::sync::mpsc::channel();
-        std::thread::spawn(move || {
-            let Ok(runtime) = tokio::runtime::Runtime::new() else {
-                return;
-            };
-            runtime.block_on(async move {
-                let started = async {
-                    let client = cluster.client().await?;
-                    install_appwrapper_crd(&client).await?;
-                    appwrapper_controller::run::run(Config::default(), client).await
-                };
-                match started.await {
-                    Ok(handle) => {
-                        let _ = tx.send(Ok(()));
-                        let _ = handle.await;
-                    }
-                    Err(e) => {
-                        let _ = tx.send(Err(format!("{e:#}")));
-                    }
-                }
-            });
-        });
-        rx.recv().map_err(|e| e.to_string())?
+        clusters::testing::keep_running(move || async move {
+            let client = cluster.client().await?;
+            install_appwrapper_crd(&client).await?;
+            appwrapper_controller::run::run(Config::default(), client).await
+        })
     });
     started.as_ref().expect("the embedded controller started");
 }

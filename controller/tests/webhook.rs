@@ -30,25 +30,7 @@ fn webhooks() {
     static STARTED: OnceLock<Result<(), String>> = OnceLock::new();
     let started = STARTED.get_or_init(|| {
         let cluster = clusters::local::shared()?;
-        let (tx, rx) = std::sync::mpsc::channel();
-        std::thread::spawn(move || {
-            let Ok(runtime) = tokio::runtime::Runtime::new() else {
-                return;
-            };
-            runtime.block_on(async move {
-                match start(cluster).await {
-                    Ok(server) => {
-                        let _ = tx.send(Ok(()));
-                        std::future::pending::<()>().await;
-                        drop(server);
-                    }
-                    Err(e) => {
-                        let _ = tx.send(Err(format!("{e:#}")));
-                    }
-                }
-            });
-        });
-        rx.recv().map_err(|e| e.to_string())?
+        clusters::testing::keep_running(move || start(cluster))
     });
     started.as_ref().expect("the webhook server started");
 }

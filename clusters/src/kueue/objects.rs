@@ -114,6 +114,19 @@ pub async fn apply(client: &kube::Client, object: &Value) -> Result<(), ClusterE
     Ok(())
 }
 
+/// The LocalQueue every test namespace submits to.
+pub const TEST_QUEUE: &str = "queue";
+
+/// A ClusterQueue named after `namespace` and the LocalQueue [`TEST_QUEUE`] in it pointing there.
+pub async fn namespace_queue(
+    client: &kube::Client,
+    namespace: &str,
+    spec: &ClusterQueueSpec,
+) -> Result<(), ClusterError> {
+    apply(client, &cluster_queue(namespace, spec)).await?;
+    apply(client, &local_queue(namespace, TEST_QUEUE, namespace)).await
+}
+
 /// The Kueue API resources by kind, for reading Workloads and queues in tests.
 pub fn api_resource(kind: &str) -> ApiResource {
     let plural = format!("{}s", kind.to_lowercase());
