@@ -77,17 +77,8 @@ impl Decider<'_> {
 
     /// §2.3.5.
     pub(super) fn handle_suspending(&mut self) {
-        if self.is_true(RESOURCES_DEPLOYED) {
-            if !self.delete_components() {
-                self.requeue(REQUEUE_DELETING);
-                return;
-            }
-            self.set(
-                RESOURCES_DEPLOYED,
-                CondStatus::False,
-                SUSPENDED,
-                MSG_SUSPEND_TRUE,
-            );
+        if !self.undeploy(SUSPENDED, MSG_SUSPEND_TRUE) {
+            return;
         }
         self.set(
             QUOTA_RESERVED,
@@ -108,17 +99,8 @@ impl Decider<'_> {
             return;
         }
         self.clear(PODS_READY, RESETTING, "");
-        if self.is_true(RESOURCES_DEPLOYED) {
-            if !self.delete_components() {
-                self.requeue(REQUEUE_DELETING);
-                return;
-            }
-            self.set(
-                RESOURCES_DEPLOYED,
-                CondStatus::False,
-                RESETTING,
-                MSG_RESET_DELETED,
-            );
+        if !self.undeploy(RESETTING, MSG_RESET_DELETED) {
+            return;
         }
         if let Some(reset) = self.ltt(UNHEALTHY)
             && let Some(left) = self.remaining(reset, self.ft.retry_pause_period)
@@ -157,17 +139,13 @@ impl Decider<'_> {
                 return;
             }
         }
-        if self.is_true(RESOURCES_DEPLOYED) {
-            if !self.delete_components() {
-                self.requeue(REQUEUE_DELETING);
-                return;
-            }
-            let message = if paused && self.obs.suspend {
-                MSG_KUEUE_FORCED_DELETION
-            } else {
-                MSG_FAILED_DELETED
-            };
-            self.set(RESOURCES_DEPLOYED, CondStatus::False, FAILED, message);
+        let message = if paused && self.obs.suspend {
+            MSG_KUEUE_FORCED_DELETION
+        } else {
+            MSG_FAILED_DELETED
+        };
+        if !self.undeploy(FAILED, message) {
+            return;
         }
         self.set(QUOTA_RESERVED, CondStatus::False, FAILED, MSG_NO_RESOURCES);
     }
@@ -184,14 +162,25 @@ impl Decider<'_> {
             self.requeue(left);
             return;
         }
-        if !self.delete_components() {
-            self.requeue(REQUEUE_DELETING);
-            return;
-        }
         let message = format!(
             "Time to live after success of {} expired",
             GoDuration::from_std(ttl)
         );
-        self.set(RESOURCES_DEPLOYED, CondStatus::False, SUCCEEDED, &message);
+        self.undeploy(SUCCEEDED, &message);
+    }
+
+    /// While ResourcesDeployed is True, deletes the components; once they are all gone, sets it
+    /// False with `reason` and `message`. Returns whether nothing is deployed any more; when
+    /// not, the deletion is still under way and a requeue is set.
+    fn undeploy(&mut self, reason: &str, message: &str) -> bool {
+        if !self.is_true(RESOURCES_DEPLOYED) {
+            return true;
+        }
+        if !self.delete_components() {
+            self.requeue(REQUEUE_DELETING);
+            return false;
+        }
+        self.set(RESOURCES_DEPLOYED, CondStatus::False, reason, message);
+        true
     }
 }
