@@ -1,8 +1,9 @@
 //! The conformance suite under `cargo test`: the features in `features/` on the embedded
 //! cluster with the real Kueue manager and the controller under test.
 //!
-//! `cargo test --test conformance -- [--tags EXPR] [--controller embedded|process|external]
-//! [--controller-command CMD] [--kueue-version vX.Y.Z] [--report-dir DIR] [--junit FILE]
+//! `cargo test --test conformance -- [--tags EXPR]
+//! [--controller embedded|process|external|reference] [--controller-command CMD]
+//! [--appwrapper-version vX.Y.Z] [--kueue-version vX.Y.Z] [--report-dir DIR] [--junit FILE]
 //! [--concurrency N] [--keep-on-failure]`; the same settings can come from the `AWCONF_*`
 //! variables of `SuiteOptions::from_env`. Ends with the line `N passed, N failed` and exits
 //! non-zero if a scenario failed.
@@ -17,12 +18,14 @@ fn options() -> Result<SuiteOptions, String> {
     let mut args = std::env::args().skip(1);
     let mut mode: Option<String> = None;
     let mut command: Option<String> = None;
+    let mut reference_version: Option<String> = None;
     while let Some(arg) = args.next() {
         let mut value = |name: &str| args.next().ok_or_else(|| format!("{name} needs a value"));
         match arg.as_str() {
             "--tags" | "-t" => options.tags = Some(value(&arg)?),
             "--controller" => mode = Some(value(&arg)?),
             "--controller-command" => command = Some(value(&arg)?),
+            "--appwrapper-version" => reference_version = Some(value(&arg)?),
             "--kueue-version" => options.kueue_version = value(&arg)?,
             "--report-dir" => options.report_dir = PathBuf::from(value(&arg)?),
             "--junit" => options.junit = Some(PathBuf::from(value(&arg)?)),
@@ -41,6 +44,7 @@ fn options() -> Result<SuiteOptions, String> {
     if let Some(mode) = mode {
         options.controller = ControllerMode::parse(&mode, command, None)?;
     }
+    options.controller = options.controller.with_reference_version(reference_version);
     Ok(options)
 }
 

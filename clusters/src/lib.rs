@@ -3,6 +3,7 @@
 
 pub mod cluster;
 pub mod crds;
+pub mod host;
 pub mod kueue;
 pub mod local;
 pub mod nodes;

@@ -12,9 +12,13 @@ pub struct RunArgs {
     #[arg(long, default_value = "local", value_parser = ["local"])]
     cluster: String,
     /// The controller under test: `embedded` (in this process), `process` (our binary as a
-    /// child, killable with SIGKILL) or `external` (the command after `--`).
-    #[arg(long, default_value = "embedded", value_parser = ["embedded", "process", "external"])]
+    /// child, killable with SIGKILL), `reference` (the reference Go operator, built from its
+    /// module) or `external` (the command after `--`).
+    #[arg(long, default_value = "embedded", value_parser = ["embedded", "process", "reference", "external"])]
     controller: String,
+    /// With `--controller reference`: the operator's version (default: the pinned one).
+    #[arg(long, value_name = "VERSION")]
+    appwrapper_version: Option<String>,
     /// Kueue version to install (default: the pinned one).
     #[arg(long, value_name = "VERSION")]
     kueue: Option<String>,
@@ -45,8 +49,13 @@ impl RunArgs {
     pub async fn run(self) -> anyhow::Result<ExitCode> {
         let mut options = SuiteOptions::from_env().map_err(anyhow::Error::msg)?;
         let command = (!self.command.is_empty()).then(|| self.command.join(" "));
-        options.controller =
-            ControllerMode::parse(&self.controller, command, None).map_err(anyhow::Error::msg)?;
+        anyhow::ensure!(
+            self.appwrapper_version.is_none() || self.controller == "reference",
+            "--appwrapper-version goes with --controller reference"
+        );
+        options.controller = ControllerMode::parse(&self.controller, command, None)
+            .map_err(anyhow::Error::msg)?
+            .with_reference_version(self.appwrapper_version);
         if let Some(kueue) = self.kueue {
             options.kueue_version = kueue;
         }

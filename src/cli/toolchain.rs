@@ -12,6 +12,9 @@ pub enum ToolchainCommand {
         /// Kueue versions to build as well (default: the pinned default).
         #[arg(long = "kueue", value_name = "VERSION")]
         kueue: Vec<String>,
+        /// Reference AppWrapper operator versions to build (default: the pinned one).
+        #[arg(long = "appwrapper", value_name = "VERSION")]
+        appwrapper: Vec<String>,
     },
     /// Show the pinned versions and whether each is cached.
     List,
@@ -21,7 +24,7 @@ impl ToolchainCommand {
     pub fn run(self) -> anyhow::Result<ExitCode> {
         let cache = toolchain::cache_dir();
         match self {
-            ToolchainCommand::Build { kueue } => {
+            ToolchainCommand::Build { kueue, appwrapper } => {
                 let mut components = Component::control_plane();
                 let versions = if kueue.is_empty() {
                     vec![toolchain::KUEUE_DEFAULT.to_string()]
@@ -29,6 +32,12 @@ impl ToolchainCommand {
                     kueue
                 };
                 components.extend(versions.iter().map(|v| Component::kueue(v)));
+                let references = if appwrapper.is_empty() {
+                    vec![toolchain::APPWRAPPER_DEFAULT.to_string()]
+                } else {
+                    appwrapper
+                };
+                components.extend(references.iter().map(|v| Component::appwrapper(v)));
                 let started = std::time::Instant::now();
                 for report in toolchain::build_all(&components, &cache)? {
                     let how = if report.cached {
@@ -48,6 +57,11 @@ impl ToolchainCommand {
                 println!("cache: {}", cache.display());
                 let mut components = Component::control_plane();
                 components.extend(toolchain::KUEUE_PINNED.iter().map(|v| Component::kueue(v)));
+                components.extend(
+                    toolchain::APPWRAPPER_PINNED
+                        .iter()
+                        .map(|v| Component::appwrapper(v)),
+                );
                 for component in components {
                     let state = if component.is_built(&cache) {
                         format!("cached, {}", human_size(dir_size(&component.dir(&cache))))

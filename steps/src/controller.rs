@@ -1,5 +1,6 @@
-//! The controller under test: embedded in this process, our binary as a child process, or any
-//! external command. Scenarios stop, kill and restart it.
+//! The controller under test: embedded in this process, our binary as a child process, the
+//! reference operator as a child process, or any external command. Scenarios stop, kill and
+//! restart it.
 
 use std::path::{Path, PathBuf};
 use std::time::Duration;
@@ -45,6 +46,16 @@ pub struct ControllerUnderTest {
     starts: usize,
     /// Where a child controller serves its webhooks (the process mode).
     webhook: Option<WebhookEndpoint>,
+    /// Runs beside a reference operator: copies its certificate Secret into its directory.
+    certificate_mount: Option<tokio::task::JoinHandle<()>>,
+}
+
+impl Drop for ControllerUnderTest {
+    fn drop(&mut self) {
+        if let Some(mount) = self.certificate_mount.take() {
+            mount.abort();
+        }
+    }
 }
 
 impl ControllerUnderTest {
@@ -68,6 +79,7 @@ impl ControllerUnderTest {
             running: None,
             starts: 0,
             webhook: None,
+            certificate_mount: None,
         })
     }
 
@@ -75,6 +87,12 @@ impl ControllerUnderTest {
     /// config).
     pub fn with_webhook(mut self, endpoint: WebhookEndpoint) -> Self {
         self.webhook = Some(endpoint);
+        self
+    }
+
+    /// A reference operator's certificates are kept in place by `mount` while it runs.
+    pub fn with_certificate_mount(mut self, mount: tokio::task::JoinHandle<()>) -> Self {
+        self.certificate_mount = Some(mount);
         self
     }
 
@@ -144,6 +162,24 @@ impl ControllerUnderTest {
                         &binary,
                         &args,
                         &envs,
+                        &self.log_path,
+                        false,
+                    )
+                    .with_context(|| format!("starting {}", binary.display()))?,
+                )
+            }
+            ControllerMode::Reference { version } => {
+                let binary = crate::reference::binary(version);
+                let args = vec![
+                    "--kubeconfig".to_string(),
+                    self.kubeconfig.display().to_string(),
+                ];
+                Running::Child(
+                    Process::start(
+                        "appwrapper-operator",
+                        &binary,
+                        &args,
+                        &crate::reference::environment(&self.kubeconfig),
                         &self.log_path,
                         false,
                     )

@@ -32,6 +32,8 @@ pub struct Harness {
     /// Scenarios hold it shared; `@serial` ones hold it exclusively.
     pub serial: Arc<tokio::sync::RwLock<()>>,
     pub results: Mutex<Vec<ScenarioRecord>>,
+    /// Scenarios the controller under test is not held to: (feature: scenario, reason).
+    pub excluded: Arc<Mutex<Vec<(String, String)>>>,
     /// The harness log (where the embedded controller logs), when this run writes one.
     pub harness_log: Option<PathBuf>,
     counter: AtomicUsize,
@@ -59,6 +61,7 @@ impl Harness {
             monitor,
             serial: Arc::new(tokio::sync::RwLock::new(())),
             results: Mutex::new(Vec::new()),
+            excluded: Arc::default(),
             harness_log,
             counter: AtomicUsize::new(0),
         }

@@ -14,6 +14,7 @@ pub mod logging;
 pub mod matcher;
 pub mod monitor;
 pub mod options;
+pub mod reference;
 pub mod report;
 pub mod steps;
 pub mod suite;

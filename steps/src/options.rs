@@ -24,10 +24,13 @@ pub enum ControllerMode {
     /// `{config}` in it are replaced by the paths of the cluster's kubeconfig and of the
     /// suite's controller configuration; `KUBECONFIG` is set as well.
     External { command: String },
+    /// The reference Go operator at this version, built from its module into the cache and
+    /// run as a child process configured through its own ConfigMap.
+    Reference { version: String },
 }
 
 impl ControllerMode {
-    /// `embedded`, `process` or `external`; `command` is required by `external`.
+    /// `embedded`, `process`, `external` or `reference`; `command` is required by `external`.
     pub fn parse(
         mode: &str,
         command: Option<String>,
@@ -36,6 +39,9 @@ impl ControllerMode {
         match mode {
             "embedded" | "" => Ok(ControllerMode::Embedded),
             "process" => Ok(ControllerMode::Process { binary }),
+            "reference" => Ok(ControllerMode::Reference {
+                version: clusters::toolchain::APPWRAPPER_DEFAULT.to_string(),
+            }),
             "external" => command
                 .filter(|c| !c.trim().is_empty())
                 .map(|command| ControllerMode::External { command })
@@ -44,7 +50,7 @@ impl ControllerMode {
                         .to_string()
                 }),
             other => Err(format!(
-                "unknown controller mode {other:?}: expected embedded, process or external"
+                "unknown controller mode {other:?}: expected embedded, process, external or reference"
             )),
         }
     }
@@ -54,7 +60,26 @@ impl ControllerMode {
             ControllerMode::Embedded => "embedded",
             ControllerMode::Process { .. } => "process",
             ControllerMode::External { .. } => "external",
+            ControllerMode::Reference { .. } => "reference",
         }
+    }
+
+    /// Sets the reference operator's version (a no-op for the other modes).
+    pub fn with_reference_version(self, v: Option<String>) -> Self {
+        match (self, v) {
+            (ControllerMode::Reference { .. }, Some(version)) => {
+                ControllerMode::Reference { version }
+            }
+            (mode, _) => mode,
+        }
+    }
+
+    /// A child process that the suite starts and kills (our binary or the reference).
+    pub fn is_child(&self) -> bool {
+        matches!(
+            self,
+            ControllerMode::Process { .. } | ControllerMode::Reference { .. }
+        )
     }
 }
 
@@ -98,7 +123,8 @@ impl Default for SuiteOptions {
 }
 
 impl SuiteOptions {
-    /// The defaults, overridden by `AWCONF_CONTROLLER` (embedded|process|external),
+    /// The defaults, overridden by `AWCONF_CONTROLLER` (embedded|process|external|reference),
+    /// `AWCONF_APPWRAPPER_VERSION` (the reference operator's version),
     /// `AWCONF_CONTROLLER_COMMAND`, `AWCONF_CONTROLLER_BIN`, `AWCONF_KUEUE_VERSION`,
     /// `AWCONF_TAGS`, `AWCONF_FEATURES`, `AWCONF_JUNIT`, `AWCONF_REPORT_DIR`,
     /// `AWCONF_KEEP_ON_FAILURE` (1/true) and `AWCONF_CONCURRENCY`.
@@ -109,7 +135,8 @@ impl SuiteOptions {
                 &var("AWCONF_CONTROLLER").unwrap_or_default(),
                 var("AWCONF_CONTROLLER_COMMAND"),
                 var("AWCONF_CONTROLLER_BIN").map(PathBuf::from),
-            )?,
+            )?
+            .with_reference_version(var("AWCONF_APPWRAPPER_VERSION")),
             ..SuiteOptions::default()
         };
         if let Some(v) = var("AWCONF_KUEUE_VERSION") {
@@ -154,6 +181,8 @@ pub struct Summary {
     /// (feature: scenario, seconds), slowest first.
     pub slowest: Vec<(String, f64)>,
     pub failed_scenarios: Vec<String>,
+    /// Scenarios not run for this controller: (feature: scenario, reason).
+    pub excluded: Vec<(String, String)>,
     pub report_dir: PathBuf,
 }
 
@@ -162,9 +191,14 @@ impl Summary {
         self.failed == 0 && self.passed > 0
     }
 
-    /// The closing line CI reads: `N passed, N failed`.
+    /// The closing line CI reads: `N passed, N failed`, and `, N skipped` when scenarios were
+    /// excluded for the controller under test.
     pub fn closing_line(&self) -> String {
-        format!("{} passed, {} failed", self.passed, self.failed)
+        let mut line = format!("{} passed, {} failed", self.passed, self.failed);
+        if !self.excluded.is_empty() {
+            line.push_str(&format!(", {} skipped", self.excluded.len()));
+        }
+        line
     }
 
     /// What a run prints at its end; the closing line comes last.
@@ -178,6 +212,11 @@ impl Summary {
                 .iter()
                 .take(3)
                 .map(|(name, secs)| format!("slow: {secs:.1}s {name}")),
+        );
+        lines.extend(
+            self.excluded
+                .iter()
+                .map(|(name, reason)| format!("skipped: {name} ({reason})")),
         );
         lines.extend(
             self.failed_scenarios
@@ -219,6 +258,23 @@ mod tests {
             })
         );
         assert!(ControllerMode::parse("kind", None, None).is_err());
+        let reference = ControllerMode::parse("reference", None, None).unwrap();
+        assert_eq!(
+            reference,
+            ControllerMode::Reference {
+                version: "v1.2.2".into()
+            }
+        );
+        assert_eq!(
+            reference.with_reference_version(Some("v1.2.1".into())),
+            ControllerMode::Reference {
+                version: "v1.2.1".into()
+            }
+        );
+        assert_eq!(
+            ControllerMode::Embedded.with_reference_version(Some("v1.2.1".into())),
+            ControllerMode::Embedded
+        );
     }
 
     #[test]
@@ -230,5 +286,17 @@ mod tests {
         };
         assert_eq!(summary.closing_line(), "3 passed, 1 failed");
         assert!(!summary.success());
+        let skipped = Summary {
+            passed: 3,
+            excluded: vec![("f: s".into(), "@extension: ...".into())],
+            ..Summary::default()
+        };
+        assert_eq!(skipped.closing_line(), "3 passed, 0 failed, 1 skipped");
+        assert!(
+            skipped
+                .report_lines()
+                .iter()
+                .any(|l| l.starts_with("skipped: f: s ("))
+        );
     }
 }

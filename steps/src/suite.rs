@@ -20,6 +20,7 @@ use crate::harness::{self, FLAVOR, FLAVOR_TOLERATION_KEY, Harness};
 use crate::hooks;
 use crate::monitor::Monitor;
 use crate::options::{ClusterChoice, ControllerMode, SuiteOptions, Summary};
+use crate::reference;
 use crate::webhook::WebhookEndpoint;
 use crate::world::AwWorld;
 
@@ -82,8 +83,8 @@ pub async fn run_suite(options: SuiteOptions) -> anyhow::Result<Summary> {
 }
 
 /// Starts the controller under test and registers its webhooks beside Kueue's: served here
-/// for the embedded controller (the server is returned), by the child in the process mode.
-/// An external controller brings its own.
+/// for the embedded controller (the server is returned), by the child in the process mode, by
+/// the reference operator through its Service. An external controller brings its own.
 async fn controller_with_webhooks(
     options: &SuiteOptions,
     cluster: &'static clusters::LocalCluster,
@@ -91,33 +92,79 @@ async fn controller_with_webhooks(
     watch_client: &kube::Client,
 ) -> anyhow::Result<(ControllerUnderTest, Option<WebhookServer>)> {
     let mut config = suite_config();
-    let endpoint = match options.controller {
-        ControllerMode::External { .. } => None,
-        _ => Some(WebhookEndpoint::prepare(cluster, &options.report_dir)?),
-    };
-    config.webhooks_enabled = matches!(options.controller, ControllerMode::Process { .. });
+    config.webhooks_enabled = options.controller.is_child();
     let mut controller = ControllerUnderTest::new(
         options.controller.clone(),
         config.clone(),
         cluster.kubeconfig(),
         &options.report_dir,
     )?;
-    let mut server = None;
-    if let Some(endpoint) = endpoint {
-        if let ControllerMode::Embedded = options.controller {
-            server = Some(endpoint.serve(&config, client.clone()).await?);
+    // A child controller serves the webhooks itself, so they are down while it is: there
+    // they fail open, or `@serial` scenarios could not create AppWrappers meanwhile (no
+    // other scenario runs then). The embedded server outlives the controller: fail closed.
+    let fail_open = options.controller.is_child();
+    match &options.controller {
+        ControllerMode::External { .. } => {
+            controller.start(watch_client).await?;
+            Ok((controller, None))
         }
-        controller = controller.with_webhook(endpoint.clone());
-        controller.start(watch_client).await?;
-        // A child controller serves the webhooks itself, so they are down while it is: there
-        // they fail open, or `@serial` scenarios could not create AppWrappers meanwhile (no
-        // other scenario runs then). The embedded server outlives the controller: fail closed.
-        let fail_open = matches!(options.controller, ControllerMode::Process { .. });
-        endpoint.register(client, fail_open).await?;
-    } else {
-        controller.start(watch_client).await?;
+        ControllerMode::Reference { version } => {
+            let version = version.clone();
+            println!("awconf: the reference operator {version} (built on first use)");
+            tokio::task::spawn_blocking(move || reference::build(&version))
+                .await
+                .context("the reference build task failed")??;
+            let cert_dir = std::path::PathBuf::from(reference::CERT_DIR);
+            reference::install(client, &config, &cert_dir, fail_open).await?;
+            let mount = reference::mount_certificates(client.clone(), cert_dir);
+            controller = controller.with_certificate_mount(mount);
+            start_reference(&mut controller, client, watch_client).await?;
+            Ok((controller, None))
+        }
+        ControllerMode::Embedded | ControllerMode::Process { .. } => {
+            let endpoint = WebhookEndpoint::prepare(cluster, &options.report_dir)?;
+            let mut server = None;
+            if let ControllerMode::Embedded = options.controller {
+                server = Some(endpoint.serve(&config, client.clone()).await?);
+            }
+            controller = controller.with_webhook(endpoint.clone());
+            controller.start(watch_client).await?;
+            endpoint.register(client, fail_open).await?;
+            Ok((controller, server))
+        }
     }
-    Ok((controller, server))
+}
+
+/// Starts the reference operator and waits until its webhooks answer. Its first start exits
+/// when its certificate Secret was still empty (in a cluster the pod restarts until the
+/// kubelet has mounted the filled Secret): restart it as its Deployment would.
+async fn start_reference(
+    controller: &mut ControllerUnderTest,
+    client: &kube::Client,
+    watch_client: &kube::Client,
+) -> anyhow::Result<()> {
+    let deadline = Instant::now() + Duration::from_secs(120);
+    let mut last = String::new();
+    while Instant::now() < deadline {
+        if !controller.is_running() {
+            if controller.starts() > 0 {
+                tracing::info!("the reference operator exited while starting; restarting it");
+            }
+            controller.start(watch_client).await?;
+        }
+        match crate::webhook::effective(client).await? {
+            Ok(()) => return Ok(()),
+            Err(why) => last = why,
+        }
+        tokio::time::sleep(Duration::from_millis(500)).await;
+    }
+    anyhow::bail!(
+        "the reference operator's webhooks did not take effect within 120 s (last: {last}); see its log {}",
+        controller
+            .log_path()
+            .map(|p| p.display().to_string())
+            .unwrap_or_default()
+    )
 }
 
 /// A client whose requests time out, so that a hung API call fails its step instead of
@@ -164,6 +211,8 @@ async fn run_features(
     let json_path = o.report_dir.join("cucumber.json");
     let json = std::fs::File::create(&json_path)
         .with_context(|| format!("creating {}", json_path.display()))?;
+    let mode = o.controller.clone();
+    let excluded = Arc::clone(&h.excluded);
     let writer = AwWorld::cucumber()
         .max_concurrent_scenarios(o.concurrency.max(1))
         .before(|feature, rule, scenario, world| {
@@ -182,18 +231,41 @@ async fn run_features(
         .fail_on_skipped()
         .with_default_cli()
         .filter_run(o.features.clone(), move |feature, rule, scenario| {
-            tags.as_ref().is_none_or(|op| {
-                op.eval(
-                    feature
-                        .tags
-                        .iter()
-                        .chain(rule.iter().flat_map(|r| r.tags.iter()))
-                        .chain(scenario.tags.iter()),
-                )
-            })
+            let tags_of = || {
+                feature
+                    .tags
+                    .iter()
+                    .chain(rule.iter().flat_map(|r| r.tags.iter()))
+                    .chain(scenario.tags.iter())
+            };
+            if !tags.as_ref().is_none_or(|op| op.eval(tags_of())) {
+                return false;
+            }
+            match exclusion(&mode, tags_of()) {
+                Some(reason) => {
+                    let title = format!("{}: {}", feature.name, scenario.name);
+                    if let Ok(mut list) = excluded.lock() {
+                        list.push((title, reason));
+                    }
+                    false
+                }
+                None => true,
+            }
         })
         .await;
     Ok(writer.parsing_errors())
+}
+
+/// Why the controller under test is not held to a scenario, if it is not: `@extension`
+/// scenarios specify where our controller deliberately goes beyond the reference operator.
+pub fn exclusion<'a>(
+    mode: &ControllerMode,
+    mut tags: impl Iterator<Item = &'a String>,
+) -> Option<String> {
+    let extension = tags.any(|t| t == "extension");
+    (extension && matches!(mode, ControllerMode::Reference { .. })).then(|| {
+        "@extension: a deliberate difference of ours from the reference operator".to_string()
+    })
 }
 
 fn summarize(h: &Harness, parse_errors: usize, duration: Duration) -> anyhow::Result<Summary> {
@@ -213,6 +285,7 @@ fn summarize(h: &Harness, parse_errors: usize, duration: Duration) -> anyhow::Re
         transitions_covered: diagram.iter().filter(|e| e.direct > 0).count(),
         transitions_total: diagram.len(),
         slowest,
+        excluded: h.excluded.lock().map(|l| l.clone()).unwrap_or_default(),
         failed_scenarios: records
             .iter()
             .filter(|r| !r.passed)
@@ -234,4 +307,20 @@ fn summarize(h: &Harness, parse_errors: usize, duration: Duration) -> anyhow::Re
         &context,
     )?;
     Ok(summary)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn only_the_reference_skips_extension_scenarios() {
+        let tags = ["serial".to_string(), "extension".to_string()];
+        let reference = ControllerMode::Reference {
+            version: "v1.2.2".into(),
+        };
+        assert!(exclusion(&reference, tags.iter()).is_some());
+        assert!(exclusion(&ControllerMode::Embedded, tags.iter()).is_none());
+        assert!(exclusion(&reference, tags[..1].iter()).is_none());
+    }
 }

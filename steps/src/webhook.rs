@@ -110,7 +110,22 @@ fn probe(name: &str, template: Value) -> anyhow::Result<DynamicObject> {
 
 /// Registration takes effect asynchronously (and the child controller may still be starting):
 /// dry-run creations until an AppWrapper gets its user label and a nested one is refused.
-async fn wait_until_effective(client: &kube::Client) -> anyhow::Result<()> {
+pub async fn wait_until_effective(client: &kube::Client) -> anyhow::Result<()> {
+    wait::eventually(
+        Duration::from_secs(60),
+        "the webhooks to take effect",
+        move || async move {
+            Ok(match effective(client).await? {
+                Ok(()) => Check::Done(()),
+                Err(why) => Check::NotYet(why),
+            })
+        },
+    )
+    .await
+}
+
+/// One probe of [`wait_until_effective`]: `Err` says what is not in effect yet.
+pub async fn effective(client: &kube::Client) -> anyhow::Result<Result<(), String>> {
     let api = kube_util::appwrappers(client, "default");
     let valid = probe(
         "webhook-probe",
@@ -126,32 +141,20 @@ async fn wait_until_effective(client: &kube::Client) -> anyhow::Result<()> {
         dry_run: true,
         ..PostParams::default()
     };
-    let (api, valid, nested, dry_run) = (&api, &valid, &nested, &dry_run);
-    wait::eventually(
-        Duration::from_secs(60),
-        "the webhooks to take effect",
-        move || async move {
-            let labelled = match api.create(dry_run, valid).await {
-                Ok(aw) => aw
-                    .metadata
-                    .labels
-                    .is_some_and(|l| l.contains_key(USER_LABEL)),
-                Err(e) => {
-                    return Ok(Check::NotYet(format!(
-                        "a valid AppWrapper was refused: {e}"
-                    )));
-                }
-            };
-            let refused = match api.create(dry_run, nested).await {
-                Err(kube::Error::Api(status)) => status.message.contains("Nested AppWrappers"),
-                _ => false,
-            };
-            Ok(if labelled && refused {
-                Check::Done(())
-            } else {
-                Check::NotYet(format!("labelled: {labelled}, nested refused: {refused}"))
-            })
-        },
-    )
-    .await
+    let labelled = match api.create(&dry_run, &valid).await {
+        Ok(aw) => aw
+            .metadata
+            .labels
+            .is_some_and(|l| l.contains_key(USER_LABEL)),
+        Err(e) => return Ok(Err(format!("a valid AppWrapper was refused: {e}"))),
+    };
+    let refused = match api.create(&dry_run, &nested).await {
+        Err(kube::Error::Api(status)) => status.message.contains("Nested AppWrappers"),
+        _ => false,
+    };
+    Ok(if labelled && refused {
+        Ok(())
+    } else {
+        Err(format!("labelled: {labelled}, nested refused: {refused}"))
+    })
 }

@@ -44,6 +44,9 @@ pub fn apiserver(w: &Path, ports: &Ports) -> Vec<String> {
         "--etcd-prefix=/registry".into(),
         "--bind-address=127.0.0.1".into(),
         "--advertise-address=127.0.0.1".into(),
+        // Service-referenced webhooks (the reference operator's) go to their EndpointSlices:
+        // there is no kube-proxy to route a ClusterIP.
+        "--enable-aggregator-routing=true".into(),
         format!("--secure-port={}", ports.apiserver),
         format!("--tls-cert-file={}", p(&pki.join("apiserver.crt"))),
         format!("--tls-private-key-file={}", p(&pki.join("apiserver.key"))),

@@ -189,24 +189,30 @@ fn go_command(module: &Path) -> Command {
     cmd
 }
 
-/// The committed wrapper module, or one generated in the cache for an unpinned Kueue version.
+/// The committed wrapper module, or one generated in the cache for an unpinned Kueue or
+/// reference-operator version.
 fn module_dir(component: &Component, cache: &Path) -> Result<PathBuf, BuildError> {
     let committed = match component.name {
-        "kueue" => wrapper_modules_dir().join(format!("kueue-{}", component.version)),
+        "kueue" | "appwrapper" => {
+            wrapper_modules_dir().join(format!("{}-{}", component.name, component.version))
+        }
         name => wrapper_modules_dir().join(name),
     };
     if committed.join("go.mod").is_file() {
         return Ok(committed);
     }
+    let Some(go_mod) = generated_go_mod(component) else {
+        return Err(BuildError::Failed {
+            component: component.to_string(),
+            message: "no committed wrapper module for this version".into(),
+            log: committed.display().to_string(),
+        });
+    };
     let generated = cache
         .join("modules")
         .join(format!("{}-{}", component.name, component.version));
     let io = |e| BuildError::Io(format!("{component}: wrapper module"), e);
     std::fs::create_dir_all(&generated).map_err(io)?;
-    let go_mod = format!(
-        "module awconf.invalid/toolchain/kueue\n\ngo 1.26.0\n\nrequire sigs.k8s.io/kueue {}\n\ntool sigs.k8s.io/kueue/cmd/kueue\n",
-        component.version
-    );
     std::fs::write(generated.join("go.mod"), go_mod).map_err(io)?;
     let out = go_command(&generated)
         .args(["mod", "tidy"])
@@ -216,7 +222,8 @@ fn module_dir(component: &Component, cache: &Path) -> Result<PathBuf, BuildError
         return Err(BuildError::Failed {
             component: component.to_string(),
             message: format!(
-                "`go mod tidy` for a Kueue version without a committed wrapper failed; is {} served by the Go module proxy?\n{}",
+                "`go mod tidy` for {} {} (no committed wrapper) failed; is it served by the Go module proxy?\n{}",
+                component.name,
                 component.version,
                 String::from_utf8_lossy(&out.stderr)
             ),
@@ -224,6 +231,23 @@ fn module_dir(component: &Component, cache: &Path) -> Result<PathBuf, BuildError
         });
     }
     Ok(generated)
+}
+
+/// The wrapper module of a version without a committed one (Kueue and the reference operator
+/// take any tag the Go module proxy serves).
+fn generated_go_mod(component: &Component) -> Option<String> {
+    let (module, package) = match component.name {
+        "kueue" => ("sigs.k8s.io/kueue", "sigs.k8s.io/kueue/cmd/kueue"),
+        "appwrapper" => (
+            "github.com/project-codeflare/appwrapper",
+            "github.com/project-codeflare/appwrapper/cmd",
+        ),
+        _ => return None,
+    };
+    Some(format!(
+        "module awconf.invalid/toolchain/{}\n\ngo 1.26.0\n\nrequire {module} {}\n\ntool {package}\n",
+        component.name, component.version
+    ))
 }
 
 /// The extracted source of `module` at the version `component`'s wrapper module selects
@@ -283,6 +307,10 @@ fn build_args(component: &Component, out_dir: &Path) -> Vec<String> {
             format!("-s -w -X sigs.k8s.io/kwok/pkg/consts.Version={v}"),
             vec!["sigs.k8s.io/kwok/cmd/kwok".into()],
         ),
+        "appwrapper" => (
+            format!("-s -w -X main.BuildVersion={v} -X main.BuildDate=1970-01-01T00:00:00Z"),
+            vec!["github.com/project-codeflare/appwrapper/cmd".into()],
+        ),
         _ => (
             format!("-s -w -X sigs.k8s.io/kueue/pkg/version.GitVersion={v}"),
             vec!["sigs.k8s.io/kueue/cmd/kueue".into()],
@@ -310,6 +338,7 @@ fn verify(component: &Component, binary: &Path) -> Result<(), String> {
             component.version.trim_start_matches('v').to_string(),
         ),
         "kueue" => ("--help", "-config".to_string()),
+        "appwrapper" => ("--help", "appwrapper-operator-config".to_string()),
         _ => ("--version", component.version.clone()),
     };
     let out = Command::new(binary)
@@ -397,5 +426,27 @@ mod tests {
                     .unwrap();
             assert!(go_mod.contains(&format!("sigs.k8s.io/kueue {version}")));
         }
+        for version in super::super::APPWRAPPER_PINNED {
+            let go_mod =
+                std::fs::read_to_string(dir.join(format!("appwrapper-{version}")).join("go.mod"))
+                    .unwrap();
+            assert!(go_mod.contains(&format!(
+                "github.com/project-codeflare/appwrapper {version}"
+            )));
+        }
+    }
+
+    #[test]
+    fn the_reference_operator_builds_its_cmd_package_with_a_version_stamp() {
+        let args = build_args(&Component::appwrapper("v1.2.2"), Path::new("/c/a"));
+        assert!(args.contains(&"-o=/c/a/appwrapper-operator".to_string()));
+        assert!(args.iter().any(|a| a.contains("main.BuildVersion=v1.2.2")));
+        assert_eq!(
+            args.last().map(String::as_str),
+            Some("github.com/project-codeflare/appwrapper/cmd")
+        );
+        let go_mod = generated_go_mod(&Component::appwrapper("v1.2.1")).unwrap();
+        assert!(go_mod.contains("require github.com/project-codeflare/appwrapper v1.2.1"));
+        assert!(generated_go_mod(&Component::etcd()).is_none());
     }
 }

@@ -33,6 +33,13 @@ impl Component {
             version: version.to_string(),
         }
     }
+    /// The reference AppWrapper operator.
+    pub fn appwrapper(version: &str) -> Self {
+        Self {
+            name: "appwrapper",
+            version: version.to_string(),
+        }
+    }
     fn pinned(name: &'static str, version: &str) -> Self {
         Self {
             name,
@@ -54,6 +61,7 @@ impl Component {
             ],
             "etcd" => &["etcd"],
             "kwok" => &["kwok"],
+            "appwrapper" => &["appwrapper-operator"],
             _ => &["kueue"],
         }
     }

@@ -8,5 +8,10 @@ pub const KUEUE_DEFAULT: &str = "v0.19.2";
 /// Kueue versions with a committed wrapper module (go.mod and go.sum) under `clusters/toolchain/`.
 /// Other versions get a wrapper generated in the cache, which needs the Go module proxy.
 pub const KUEUE_PINNED: &[&str] = &["v0.19.2", "v0.18.4"];
+/// The reference AppWrapper operator (github.com/project-codeflare/appwrapper), the version
+/// Kueue v0.19.2 pins; `--controller reference` runs it.
+pub const APPWRAPPER_DEFAULT: &str = "v1.2.2";
+/// Reference versions with a committed wrapper module under `clusters/toolchain/`.
+pub const APPWRAPPER_PINNED: &[&str] = &["v1.2.2"];
 /// The oldest Go that builds all of the above (Kubernetes 1.36 and Kueue 0.18+ say `go 1.26.0`).
 pub const MIN_GO: (u32, u32) = (1, 26);
