@@ -290,6 +290,30 @@ mod tests {
         assert_eq!(judge(&gone, &left, Some(&same_name_again)), None);
     }
 
+    #[test]
+    fn only_an_unserved_kind_reads_as_no_object() {
+        use anyhow::Context as _;
+        let api = |code| {
+            Err::<(), _>(kube::Error::Api(
+                kube::core::Status::failure("m", "r")
+                    .with_code(code)
+                    .boxed(),
+            ))
+            .context("discovering example.com/v1 Thing")
+            .unwrap_err()
+        };
+        let missing_kind = Err::<(), _>(kube::Error::Discovery(
+            kube::error::DiscoveryError::MissingKind("Thing".into()),
+        ))
+        .context("reading Thing ns/t")
+        .unwrap_err();
+        assert!(unserved_kind(&api(404)));
+        assert!(unserved_kind(&missing_kind));
+        assert!(!unserved_kind(&api(500)));
+        assert!(!unserved_kind(&api(403)));
+        assert!(!unserved_kind(&anyhow::anyhow!("connection refused")));
+    }
+
     /// Answers from a list, one per call; an `Err` answer is an API error.
     struct Scripted {
         leftovers: Mutex<Vec<Result<Vec<String>, String>>>,
