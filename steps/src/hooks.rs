@@ -155,10 +155,7 @@ fn record(w: &AwWorld, failure: Option<String>, artifacts: Option<std::path::Pat
         w.h.monitor
             .transitions_in(&w.ns)
             .iter()
-            .map(|t| {
-                let path: Vec<String> = t.path.iter().map(ToString::to_string).collect();
-                format!("{}: {}", t.name, path.join(" → "))
-            })
+            .map(|t| format!("{}: {}", t.name, t.describe()))
             .collect();
     w.h.record(ScenarioRecord {
         feature: w.feature.clone(),

@@ -1,18 +1,21 @@
 //! The invariant monitor: one watch on every AppWrapper for the whole run. Each observed
 //! state is checked against the condition rules of its phase, each change against the phase
-//! graph, and when `ResourcesDeployed` turns False it checks that no labelled pod and no
-//! wrapped object is left. Violations are kept per namespace, so that the scenario owning the
-//! namespace fails; the phase changes seen feed the coverage picture of the report.
+//! graph (strictly: a change that is not an edge is accepted only across a re-list of the
+//! watch), and each release (`ResourcesDeployed` or `QuotaReserved` turning False, or the
+//! AppWrapper disappearing while deployed) against what is left of the workload. Violations
+//! are kept per namespace, so that the scenario owning the namespace fails; the phase changes
+//! seen feed the coverage picture of the report.
 
 pub mod graph;
+pub mod leftovers;
 pub mod rules;
+pub mod tracker;
 
 use std::collections::{BTreeSet, HashMap};
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::{Duration, Instant};
 
 use appwrapper_controller::api::Phase;
-use appwrapper_controller::api::condition::RESOURCES_DEPLOYED;
 use chrono::{DateTime, Utc};
 use futures::StreamExt as _;
 use kube::api::{Api, DynamicObject};
@@ -20,8 +23,12 @@ use kube::runtime::{WatchStreamExt as _, watcher};
 use tokio::task::JoinHandle;
 
 use crate::kube_util;
-use graph::Change;
+use leftovers::Release;
 use rules::Snapshot;
+use tracker::{Event, Findings, Tracker};
+
+/// How long a failed lookup of a release check waits before it is tried again.
+const RETRY_PAUSE: Duration = Duration::from_secs(1);
 
 /// A broken invariant, with the states before and after (YAML).
 #[derive(Clone, Debug)]
@@ -44,6 +51,17 @@ impl std::fmt::Display for Violation {
     }
 }
 
+/// How a phase change was seen.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum TransitionKind {
+    /// An edge of the graph, from one watch event to the next.
+    Edge,
+    /// Across a re-list of the watch, which may have skipped states: the path is inferred.
+    Inferred,
+    /// Not allowed by the graph (reported as a violation).
+    Invalid,
+}
+
 /// A phase change the watch delivered.
 #[derive(Clone, Debug)]
 pub struct Transition {
@@ -51,20 +69,38 @@ pub struct Transition {
     pub name: String,
     pub from: Phase,
     pub to: Phase,
-    /// The phases passed through, both ends included: two for an edge, more when the watch
-    /// skipped states.
+    pub kind: TransitionKind,
+    /// The phases passed through, both ends included: two, or the shortest path for an
+    /// inferred change.
     pub path: Vec<Phase>,
     pub at: DateTime<Utc>,
 }
 
 impl Transition {
+    /// Seen from one watch event to the next (as opposed to inferred across a re-list).
     pub fn direct(&self) -> bool {
-        self.path.len() == 2
+        self.kind != TransitionKind::Inferred
+    }
+
+    /// Whether this is the edge `from → to`, seen directly.
+    pub fn observed(&self, from: Phase, to: Phase) -> bool {
+        self.kind == TransitionKind::Edge && self.from == from && self.to == to
     }
 
     /// The edges this change took.
     pub fn edges(&self) -> impl Iterator<Item = (Phase, Phase)> + '_ {
         self.path.windows(2).map(|w| (w[0], w[1]))
+    }
+
+    /// `A → B`, with what the monitor made of it.
+    pub fn describe(&self) -> String {
+        let path: Vec<String> = self.path.iter().map(ToString::to_string).collect();
+        let note = match self.kind {
+            TransitionKind::Edge => "",
+            TransitionKind::Inferred => " (inferred across a re-list)",
+            TransitionKind::Invalid => " (not an edge: violation)",
+        };
+        format!("{}{note}", path.join(" → "))
     }
 }
 
@@ -75,7 +111,7 @@ pub struct EdgeCoverage {
     pub to: Phase,
     /// Seen as one watch event to the next.
     pub direct: usize,
-    /// Inferred from a change whose intermediate states the watch skipped.
+    /// Inferred from a change whose intermediate states a re-list skipped.
     pub inferred: usize,
     pub namespaces: BTreeSet<String>,
     /// Part of the drawn diagram (as opposed to, say, Suspended → Terminating).
@@ -84,13 +120,27 @@ pub struct EdgeCoverage {
 
 #[derive(Default)]
 struct State {
-    seen: HashMap<String, Snapshot>,
+    tracker: Tracker,
     violations: Vec<Violation>,
     transitions: Vec<Transition>,
-    /// Checks of released resources still running, per namespace.
+    /// Release checks still running, per namespace.
     pending: HashMap<String, usize>,
     synced: bool,
     watch_errors: usize,
+}
+
+impl State {
+    fn record(&mut self, findings: Findings) -> Vec<Release> {
+        self.violations.extend(findings.violations);
+        self.transitions.extend(findings.transitions);
+        for release in &findings.releases {
+            *self
+                .pending
+                .entry(release.state.namespace.clone())
+                .or_insert(0) += 1;
+        }
+        findings.releases
+    }
 }
 
 pub struct Monitor {
@@ -142,11 +192,13 @@ impl Monitor {
             .collect()
     }
 
-    /// Whether the AppWrapper was seen taking the edge `from → to`.
+    /// Whether the AppWrapper was seen taking the edge `from → to` directly (a change
+    /// inferred across a re-list does not count).
     pub fn saw(&self, namespace: &str, name: &str, from: Phase, to: Phase) -> bool {
-        lock(&self.state).transitions.iter().any(|t| {
-            t.namespace == namespace && t.name == name && t.edges().any(|e| e == (from, to))
-        })
+        lock(&self.state)
+            .transitions
+            .iter()
+            .any(|t| t.namespace == namespace && t.name == name && t.observed(from, to))
     }
 
     /// Waits until the checks started for `namespace` have finished.
@@ -170,45 +222,7 @@ impl Monitor {
 
     /// Every edge of the diagram, and any other change seen, with how often it was taken.
     pub fn coverage(&self) -> Vec<EdgeCoverage> {
-        let state = lock(&self.state);
-        let mut edges: Vec<EdgeCoverage> = graph::EDGES
-            .iter()
-            .map(|&(from, to)| EdgeCoverage {
-                from,
-                to,
-                direct: 0,
-                inferred: 0,
-                namespaces: BTreeSet::new(),
-                in_diagram: true,
-            })
-            .collect();
-        for t in &state.transitions {
-            let direct = t.direct();
-            for (from, to) in t.edges() {
-                let index = match edges.iter().position(|e| e.from == from && e.to == to) {
-                    Some(i) => i,
-                    None => {
-                        edges.push(EdgeCoverage {
-                            from,
-                            to,
-                            direct: 0,
-                            inferred: 0,
-                            namespaces: BTreeSet::new(),
-                            in_diagram: false,
-                        });
-                        edges.len() - 1
-                    }
-                };
-                let edge = &mut edges[index];
-                if direct {
-                    edge.direct += 1;
-                } else {
-                    edge.inferred += 1;
-                }
-                edge.namespaces.insert(t.namespace.clone());
-            }
-        }
-        edges
+        coverage(&lock(&self.state).transitions)
     }
 }
 
@@ -218,189 +232,176 @@ impl Drop for Monitor {
     }
 }
 
+fn coverage(transitions: &[Transition]) -> Vec<EdgeCoverage> {
+    let mut edges: Vec<EdgeCoverage> = graph::EDGES
+        .iter()
+        .map(|&(from, to)| EdgeCoverage {
+            from,
+            to,
+            direct: 0,
+            inferred: 0,
+            namespaces: BTreeSet::new(),
+            in_diagram: true,
+        })
+        .collect();
+    for t in transitions {
+        let direct = t.direct();
+        for (from, to) in t.edges() {
+            let index = match edges.iter().position(|e| e.from == from && e.to == to) {
+                Some(i) => i,
+                None => {
+                    edges.push(EdgeCoverage {
+                        from,
+                        to,
+                        direct: 0,
+                        inferred: 0,
+                        namespaces: BTreeSet::new(),
+                        in_diagram: false,
+                    });
+                    edges.len() - 1
+                }
+            };
+            let edge = &mut edges[index];
+            if direct {
+                edge.direct += 1;
+            } else {
+                edge.inferred += 1;
+            }
+            edge.namespaces.insert(t.namespace.clone());
+        }
+    }
+    edges
+}
+
 async fn watch(client: kube::Client, state: Arc<Mutex<State>>) {
     let api: Api<DynamicObject> = Api::all_with(client.clone(), &kube_util::appwrapper_resource());
     let mut events = watcher(api, watcher::Config::default())
         .default_backoff()
         .boxed();
     while let Some(event) = events.next().await {
-        match event {
-            Ok(watcher::Event::Apply(object)) | Ok(watcher::Event::InitApply(object)) => {
-                observe(&client, &state, &kube_util::to_value(&object), false)
+        let event = match event {
+            Ok(watcher::Event::Init) => Event::ListStarted,
+            Ok(watcher::Event::InitApply(object)) => match snapshot(&state, &object) {
+                Some(s) => Event::Listed(s),
+                None => continue,
+            },
+            Ok(watcher::Event::Apply(object)) => match snapshot(&state, &object) {
+                Some(s) => Event::Changed(s),
+                None => continue,
+            },
+            Ok(watcher::Event::Delete(object)) => match snapshot(&state, &object) {
+                Some(s) => Event::Deleted(s),
+                None => continue,
+            },
+            Ok(watcher::Event::InitDone) => {
+                lock(&state).synced = true;
+                Event::ListDone
             }
-            Ok(watcher::Event::Delete(object)) => {
-                observe(&client, &state, &kube_util::to_value(&object), true)
-            }
-            Ok(watcher::Event::Init) => {}
-            Ok(watcher::Event::InitDone) => lock(&state).synced = true,
             Err(e) => {
                 tracing::warn!("AppWrapper watch: {e}");
                 lock(&state).watch_errors += 1;
+                continue;
             }
+        };
+        let releases = {
+            let mut st = lock(&state);
+            let findings = st.tracker.apply(event, Utc::now());
+            st.record(findings)
+        };
+        for release in releases {
+            tokio::spawn(check_release(client.clone(), Arc::clone(&state), release));
         }
     }
 }
 
-fn observe(
-    client: &kube::Client,
-    state: &Arc<Mutex<State>>,
-    object: &serde_json::Value,
-    deleted: bool,
-) {
-    let now = Utc::now();
-    let after = match Snapshot::from_object(object) {
-        Ok(s) => s,
+/// The state of an AppWrapper, or `None` (and a violation) when its status is unreadable.
+fn snapshot(state: &Mutex<State>, object: &DynamicObject) -> Option<Snapshot> {
+    let value = kube_util::to_value(object);
+    match Snapshot::from_object(&value) {
+        Ok(s) => Some(s),
         Err(e) => {
-            let mut st = lock(state);
-            st.violations.push(Violation {
-                namespace: object["metadata"]["namespace"]
-                    .as_str()
-                    .unwrap_or_default()
-                    .into(),
-                name: object["metadata"]["name"]
-                    .as_str()
-                    .unwrap_or_default()
-                    .into(),
+            let text = |v: &serde_json::Value| v.as_str().unwrap_or_default().to_string();
+            lock(state).violations.push(Violation {
+                namespace: text(&value["metadata"]["namespace"]),
+                name: text(&value["metadata"]["name"]),
                 message: format!("unreadable status: {e}"),
                 before: None,
-                after: crate::yaml::render_object(object),
-                at: now,
+                after: crate::yaml::render_object(&value),
+                at: Utc::now(),
             });
-            return;
+            None
         }
-    };
-    let mut st = lock(state);
-    let before = if deleted {
-        st.seen.remove(&after.uid)
-    } else {
-        st.seen.insert(after.uid.clone(), after.clone())
-    };
-    // A state that stays wrong is reported once, when it becomes wrong.
-    let known = before.as_ref().map(rules::check_state).unwrap_or_default();
-    let mut messages: Vec<String> = rules::check_state(&after)
-        .into_iter()
-        .filter(|m| !known.contains(m))
-        .collect();
-    let mut released = false;
-    if let Some(before) = &before {
-        let report = rules::check_change(before, &after);
-        messages.extend(report.violations);
-        released = report.resources_released;
-        if let Some((from, to, change)) = report.transition {
-            let path = match change {
-                Change::Skipped(path) => path,
-                _ => vec![from, to],
-            };
-            st.transitions.push(Transition {
-                namespace: after.namespace.clone(),
-                name: after.name.clone(),
-                from,
-                to,
-                path,
-                at: now,
-            });
-        }
-    }
-    for message in messages {
-        st.violations.push(Violation {
-            namespace: after.namespace.clone(),
-            name: after.name.clone(),
-            message,
-            before: before
-                .as_ref()
-                .map(|b| crate::yaml::render_object(&b.object)),
-            after: crate::yaml::render_object(&after.object),
-            at: now,
-        });
-    }
-    if released {
-        *st.pending.entry(after.namespace.clone()).or_insert(0) += 1;
-        drop(st);
-        let (client, state) = (client.clone(), Arc::clone(state));
-        let before = before.map(|b| crate::yaml::render_object(&b.object));
-        tokio::spawn(async move {
-            let found = check_released(&client, &after).await;
-            let mut st = lock(&state);
-            if let Some(message) = found {
-                st.violations.push(Violation {
-                    namespace: after.namespace.clone(),
-                    name: after.name.clone(),
-                    message,
-                    before,
-                    after: crate::yaml::render_object(&after.object),
-                    at: Utc::now(),
-                });
-            }
-            if let Some(n) = st.pending.get_mut(&after.namespace) {
-                *n = n.saturating_sub(1);
-            }
-        });
     }
 }
 
-/// `ResourcesDeployed` just turned False: no labelled pod and no wrapped object may exist.
-/// Returns the violation, if any. Inconclusive (and so no violation) when the AppWrapper has
-/// deployed again since: objects may then be the new deployment's.
-async fn check_released(client: &kube::Client, released: &Snapshot) -> Option<String> {
-    let (ns, name) = (&released.namespace, &released.name);
-    let mut left: Vec<String> = match kube_util::pods_of(client, ns, name).await {
-        Ok(pods) => pods
+async fn check_release(client: kube::Client, state: Arc<Mutex<State>>, release: Release) {
+    let found = leftovers::check(&client, &release, RETRY_PAUSE).await;
+    let mut st = lock(&state);
+    if let Some(message) = found {
+        st.violations.push(tracker::violation(
+            &release.state,
+            message,
+            release.before,
+            Utc::now(),
+        ));
+    }
+    if let Some(n) = st.pending.get_mut(&release.state.namespace) {
+        *n = n.saturating_sub(1);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use Phase::*;
+
+    fn transition(kind: TransitionKind, path: Vec<Phase>) -> Transition {
+        Transition {
+            namespace: "ns".into(),
+            name: "aw".into(),
+            from: path[0],
+            to: path[path.len() - 1],
+            kind,
+            path,
+            at: Utc::now(),
+        }
+    }
+
+    fn counts(edges: &[EdgeCoverage], from: Phase, to: Phase) -> (usize, usize, bool) {
+        edges
             .iter()
-            .map(|p| {
-                format!(
-                    "pod {} ({}{})",
-                    p.metadata.name.as_deref().unwrap_or_default(),
-                    kube_util::pod_phase(p),
-                    if p.metadata.deletion_timestamp.is_some() {
-                        ", terminating"
-                    } else {
-                        ""
-                    }
-                )
-            })
-            .collect(),
-        Err(e) => {
-            tracing::warn!("monitor: {e:#}");
-            return None;
-        }
-    };
-    for (api_version, kind, object) in &released.components {
-        match kube_util::get_object(client, ns, api_version, kind, object).await {
-            Ok(Some(_)) => left.push(format!("{kind} {object}")),
-            Ok(None) => {}
-            Err(e) => {
-                tracing::warn!("monitor: {e:#}");
-                return None;
-            }
-        }
+            .find(|e| e.from == from && e.to == to)
+            .map(|e| (e.direct, e.inferred, e.in_diagram))
+            .unwrap_or_default()
     }
-    if left.is_empty() {
-        return None;
+
+    #[test]
+    fn coverage_tells_seen_from_inferred_edges() {
+        let edges = coverage(&[
+            transition(TransitionKind::Edge, vec![Running, Suspending]),
+            transition(
+                TransitionKind::Inferred,
+                vec![Running, Suspending, Suspended],
+            ),
+            transition(TransitionKind::Invalid, vec![Running, Suspended]),
+        ]);
+        assert_eq!(counts(&edges, Running, Suspending), (1, 1, true));
+        assert_eq!(counts(&edges, Suspending, Suspended), (0, 1, true));
+        assert_eq!(counts(&edges, Running, Suspended), (1, 0, false));
+        assert_eq!(counts(&edges, Empty, Suspended), (0, 0, true));
     }
-    // Still the same release? Read after the objects, so anything listed above existed
-    // while ResourcesDeployed was False.
-    let same = match kube_util::get_appwrapper(client, ns, name).await {
-        Ok(Some(now)) => {
-            let rd = kube_util::condition(&now, RESOURCES_DEPLOYED);
-            let ltt = |c: Option<&serde_json::Value>| {
-                c.and_then(|c| c["lastTransitionTime"].as_str())
-                    .map(str::to_string)
-            };
-            now["metadata"]["uid"] == released.uid.as_str()
-                && rd.is_some_and(|c| c["status"] == "False")
-                && ltt(rd)
-                    == released
-                        .conditions
-                        .get(RESOURCES_DEPLOYED)
-                        .map(|c| c.2.clone())
-        }
-        Ok(None) => true,
-        Err(_) => false,
-    };
-    same.then(|| {
-        format!(
-            "ResourcesDeployed turned False while these still exist: {}",
-            left.join(", ")
-        )
-    })
+
+    #[test]
+    fn descriptions_say_what_the_monitor_made_of_a_change() {
+        let inferred = transition(
+            TransitionKind::Inferred,
+            vec![Running, Suspending, Suspended],
+        );
+        assert_eq!(
+            inferred.describe(),
+            "Running → Suspending → Suspended (inferred across a re-list)"
+        );
+        let invalid = transition(TransitionKind::Invalid, vec![Running, Suspended]);
+        assert!(invalid.describe().ends_with("violation)"));
+    }
 }

@@ -30,12 +30,11 @@ pub async fn collect(w: &AwWorld, failure: &str) -> anyhow::Result<PathBuf> {
         let _ = writeln!(summary, "  {line}");
     }
     for t in w.h.monitor.transitions_in(&w.ns) {
-        let path: Vec<String> = t.path.iter().map(ToString::to_string).collect();
         let _ = writeln!(
             summary,
             "transition {} {} at {}",
             t.name,
-            path.join(" → "),
+            t.describe(),
             t.at
         );
     }

@@ -30,7 +30,7 @@
 //!   Failed [within N seconds]`; `S's pods match:`; `S's wrapped Job matches:`; `no pod of S
 //!   remains [within N seconds]`; `no wrapped object of S remains`; `S is gone [within N
 //!   seconds]`; `S's pods run on another node`; `S's workload matches:`; `the ClusterQueue has
-//!   N admitted workloads`; `the monitor saw S go from P to Q`;
+//!   N admitted workloads`; `the monitor saw S go from P to Q` (an edge seen directly);
 //! - admission (see [`webhook`]): `I try to create S` / `"user" tries to create S`; `I try to
 //!   set S's <field path> to <YAML value>`; `a user "u" who may create Pods but not
 //!   Deployments`; `S is refused with "message" at "field path"`; `S is accepted`.

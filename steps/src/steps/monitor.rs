@@ -18,13 +18,7 @@ fn seen(w: &AwWorld, name: &str) -> String {
             .transitions_in(&w.ns)
             .iter()
             .filter(|t| t.name == name)
-            .map(|t| {
-                t.path
-                    .iter()
-                    .map(ToString::to_string)
-                    .collect::<Vec<_>>()
-                    .join(" → ")
-            })
+            .map(|t| t.describe())
             .collect();
     if lines.is_empty() {
         "no phase change seen".into()
@@ -33,6 +27,8 @@ fn seen(w: &AwWorld, name: &str) -> String {
     }
 }
 
+/// Only an edge seen from one watch event to the next counts, not one inferred across a
+/// re-list of the watch.
 #[then(regex = r#"^the monitor saw (it|the AppWrapper(?: "[^"]+")?) go from (\w+) to (\w+)$"#)]
 async fn saw_edge(
     w: &mut AwWorld,
