@@ -15,6 +15,7 @@ pub mod matcher;
 pub mod monitor;
 pub mod options;
 pub mod reference;
+pub mod runner;
 pub mod report;
 pub mod steps;
 pub mod suite;

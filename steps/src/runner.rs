@@ -1,0 +1,115 @@
+//! The suite as a `harness = false` test binary: `tests/conformance.rs` (our controller) and
+//! `tests/conformance_reference.rs` (the reference operator) are one call each.
+//!
+//! Arguments: `[--tags EXPR] [--controller embedded|process|external|reference]
+//! [--controller-command CMD] [--appwrapper-version vX.Y.Z] [--kueue-version vX.Y.Z]
+//! [--report-dir DIR] [--junit FILE] [--features DIR] [--concurrency N] [--keep-on-failure]`;
+//! the same settings can come from the `AWCONF_*` variables of [`SuiteOptions::from_env`].
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use crate::{ControllerMode, SuiteOptions, run_suite};
+
+/// Parses the test binary's arguments over `options`.
+pub fn parse_args(
+    mut options: SuiteOptions,
+    args: impl IntoIterator<Item = String>,
+) -> Result<SuiteOptions, String> {
+    let mut args = args.into_iter();
+    let mut mode: Option<String> = None;
+    let mut command: Option<String> = None;
+    let mut reference_version: Option<String> = None;
+    while let Some(arg) = args.next() {
+        let mut value = |name: &str| args.next().ok_or_else(|| format!("{name} needs a value"));
+        match arg.as_str() {
+            "--tags" | "-t" => options.tags = Some(value(&arg)?),
+            "--controller" => mode = Some(value(&arg)?),
+            "--controller-command" => command = Some(value(&arg)?),
+            "--appwrapper-version" => reference_version = Some(value(&arg)?),
+            "--kueue-version" => options.kueue_version = value(&arg)?,
+            "--report-dir" => options.report_dir = PathBuf::from(value(&arg)?),
+            "--junit" => options.junit = Some(PathBuf::from(value(&arg)?)),
+            "--features" => options.features = PathBuf::from(value(&arg)?),
+            "--concurrency" | "-c" => {
+                options.concurrency = value(&arg)?
+                    .parse()
+                    .map_err(|_| "--concurrency needs a number")?
+            }
+            "--keep-on-failure" => options.keep_on_failure = true,
+            // Flags cargo or IDEs pass to test binaries.
+            "--nocapture" | "--quiet" | "-q" | "--show-output" => {}
+            other => return Err(format!("unknown argument {other:?}")),
+        }
+    }
+    if let Some(mode) = mode {
+        options.controller = ControllerMode::parse(&mode, command, None)?;
+    }
+    options.controller = options.controller.with_reference_version(reference_version);
+    Ok(options)
+}
+
+/// Runs the suite with the environment's and the command line's settings over `defaults`
+/// (which may pick the controller and the report directory); prints the summary, ending
+/// with `N passed, N failed`.
+pub async fn main(defaults: impl FnOnce(SuiteOptions) -> SuiteOptions) -> ExitCode {
+    let options = SuiteOptions::from_env()
+        .map(defaults)
+        .and_then(|o| parse_args(o, std::env::args().skip(1)));
+    let options = match options {
+        Ok(o) => o,
+        Err(e) => {
+            eprintln!("conformance: {e}");
+            return ExitCode::from(2);
+        }
+    };
+    crate::logging::init(&options.report_dir);
+    match run_suite(options).await {
+        Ok(summary) => {
+            println!();
+            for line in summary.report_lines() {
+                println!("{line}");
+            }
+            if summary.success() {
+                ExitCode::SUCCESS
+            } else {
+                ExitCode::FAILURE
+            }
+        }
+        Err(e) => {
+            eprintln!("conformance: {e:#}");
+            println!("0 passed, 1 failed");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn args(list: &[&str]) -> Vec<String> {
+        list.iter().map(|s| s.to_string()).collect()
+    }
+
+    #[test]
+    fn the_reference_and_its_version_come_from_the_command_line() {
+        let options = parse_args(
+            SuiteOptions::default(),
+            args(&["--controller", "reference", "--appwrapper-version", "v1.2.1"]),
+        )
+        .unwrap();
+        assert_eq!(
+            options.controller,
+            ControllerMode::Reference {
+                version: "v1.2.1".into()
+            }
+        );
+    }
+
+    #[test]
+    fn unknown_arguments_and_missing_values_are_refused() {
+        assert!(parse_args(SuiteOptions::default(), args(&["--bogus"])).is_err());
+        assert!(parse_args(SuiteOptions::default(), args(&["--tags"])).is_err());
+    }
+}
