@@ -248,6 +248,11 @@ Feature: Fault tolerance
     Then 1 pod of it is Running within 60 seconds
     And its PodsReady condition is True within 30 seconds
     When the node of its pod becomes NotReady
-    Then it stays Running for 5 seconds
-    And its PodsReady condition is True
-    And its Unhealthy condition is False
+    Then it keeps matching for 5 seconds:
+      """
+      status:
+        phase: Running
+        conditions:
+        - {type: PodsReady, status: "True"}
+        - {type: Unhealthy, status: "False"}
+      """
