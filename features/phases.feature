@@ -234,7 +234,7 @@ Feature: Phases
     When Kueue deactivates its workload
     Then it reaches phase Suspending within 30 seconds
     And it stays Suspending for 2 seconds
-    And it reaches phase Suspended within 30 seconds
+    And it reaches phase Suspended between 6 and 25 seconds after it began deleting
     And the monitor saw it go from Suspending to Suspended
     And no pod of it remains
 

@@ -28,7 +28,9 @@
 //!   again|restarted` (`@serial` scenarios only);
 //! - assert: `S reaches phase P within N seconds`; `S is in phase P`; `S stays P for N
 //!   seconds`; `S matches [within N seconds]:` (partial YAML, see [`crate::matcher`]);
-//!   `S keeps matching for N seconds:`; `S's C condition is
+//!   `S keeps matching for N seconds:`; `S reaches phase P | matches between N and M seconds
+//!   after it was deployed | became Unhealthy | began deleting`; `S became Unhealthy between
+//!   N and M seconds after it was deployed` (see [`windows`]); `S's C condition is
 //!   True|False [with reason R] [within N seconds]`; `S's resettingCount is N`; `S has an
 //!   event R containing "text" [within N seconds]`; `N pods of S are Running|Pending|
 //!   Succeeded|Failed [within N seconds]`; `S's pods match [within N seconds]:`; `S's wrapped
@@ -51,6 +53,7 @@ pub mod objects;
 pub mod pods;
 pub mod subject;
 pub mod webhook;
+pub mod windows;
 
 use std::time::Duration;
 
