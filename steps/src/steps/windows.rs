@@ -158,7 +158,7 @@ impl Window {
 }
 
 /// Polls the AppWrapper until `judge` finds what it expects (`Err(diff)` while not), and places
-/// that change in `window` after `since`.
+/// that change in `window` after `since`; returns when it was seen, in seconds after `since`.
 async fn arrives<J>(
     w: &AwWorld,
     name: &str,
@@ -166,7 +166,7 @@ async fn arrives<J>(
     since: Moment,
     window: Window,
     judge: J,
-) -> anyhow::Result<()>
+) -> anyhow::Result<f64>
 where
     J: Fn(&Value) -> Result<(), String>,
 {
@@ -188,7 +188,7 @@ where
             Ok(Some(aw)) => match judge(&aw) {
                 Ok(()) => {
                     let by = seconds_between(origin, Utc::now());
-                    return window.place(last_miss, by).map_err(context);
+                    return window.place(last_miss, by).map(|()| by).map_err(context);
                 }
                 Err(diff) if window.is_over(started) => {
                     return Err(context(format!("not so {started:.1}s after:\n{diff}")));
@@ -220,7 +220,7 @@ async fn reaches_between(
     let name = w.select(&subject)?;
     let target: Phase = target.parse().map_err(anyhow::Error::msg)?;
     let window = Window { from, to };
-    arrives(w, &name, &format!("phase {target}"), since, window, |aw| {
+    let seen = arrives(w, &name, &format!("phase {target}"), since, window, |aw| {
         if phase_of(aw) == target.as_str() {
             Ok(())
         } else {
@@ -228,7 +228,10 @@ async fn reaches_between(
         }
     })
     .await?;
-    w.note(format!("{name} reached {target} within {from}s..{to}s"));
+    w.note(format!(
+        "{name} was seen {target} {seen:.1}s after it {}",
+        since.describe()
+    ));
     Ok(())
 }
 
@@ -247,7 +250,7 @@ async fn matches_between(
     let name = w.select(&subject)?;
     let expected = expected_yaml(w, step)?;
     let window = Window { from, to };
-    arrives(w, &name, "a match", since, window, |aw| {
+    let seen = arrives(w, &name, "a match", since, window, |aw| {
         if matcher::matches(&expected, aw) {
             Ok(())
         } else {
@@ -259,7 +262,10 @@ async fn matches_between(
         }
     })
     .await?;
-    w.note(format!("{name} matched within {from}s..{to}s"));
+    w.note(format!(
+        "{name} was seen matching {seen:.1}s after it {}",
+        since.describe()
+    ));
     Ok(())
 }
 
