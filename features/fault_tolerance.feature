@@ -4,6 +4,11 @@ Feature: Fault tolerance
   `workload.codeflare.dev.appwrapper/...` annotations; the suite's controller clamps them to 30s
   (GracePeriodMaximum).
 
+  A grace period is bounded on both sides, from the condition timestamps: what it delays must
+  not come before the period is over, nor long after. The reference operator is not told of a
+  pod that fails: it looks again every 5 s while PodsReady is False and every 60 s while it is
+  True (spec §2.0, §2.7), so a failure may be found up to 60 s late.
+
   Scenario: Failed pods reset the workload once the failure grace period is over
     Given an AppWrapper "fails" wrapping a Pod
     And it has the annotations:
@@ -12,21 +17,24 @@ Feature: Fault tolerance
     When it is submitted to the LocalQueue
     Then it reaches phase Running within 60 seconds
     When its pods fail with exit code 1
-    Then its Unhealthy condition is True with reason FoundFailedPods within 30 seconds
-    And it stays Running for 4 seconds
-    And it reaches phase Resetting within 15 seconds
+    Then its Unhealthy condition is True with reason FoundFailedPods within 70 seconds
+    And it reaches phase Resetting between 8 and 13 seconds after it became Unhealthy
     And its resettingCount is 1
-    And it has an event Unhealthy containing "FoundFailedPods: 1 failed pods"
+    And it has an event Unhealthy containing "FoundFailedPods: 1 failed pods" within 30 seconds
 
+  # Admission and warmup periods are set far apart in the next two scenarios, so that the
+  # moment of the reset tells which one applied (spec §2.3.4 step 10).
   Scenario: Pods that are not created within the admission grace period reset the workload
     Given the namespace allows no pods
     And an AppWrapper "nopods" wrapping a Job with 2 pods
     And it has the annotations:
-      | admissionGracePeriodDuration | 4s  |
+      | admissionGracePeriodDuration | 5s  |
+      | warmupGracePeriodDuration    | 25s |
       | retryPausePeriodDuration     | 30s |
     When it is submitted to the LocalQueue
     Then it reaches phase Running within 30 seconds
-    And it reaches phase Resetting within 30 seconds
+    And it reaches phase Resetting within 40 seconds
+    And it became Unhealthy between 5 and 15 seconds after it was deployed
     And its resettingCount is 1
     And it matches:
       """
@@ -42,12 +50,14 @@ Feature: Fault tolerance
     Given an AppWrapper "slow" wrapping a Job with 2 pods
     And its pods stay pending
     And it has the annotations:
-      | warmupGracePeriodDuration | 5s  |
-      | retryPausePeriodDuration  | 30s |
+      | warmupGracePeriodDuration    | 5s  |
+      | admissionGracePeriodDuration | 25s |
+      | retryPausePeriodDuration     | 30s |
     When it is submitted to the LocalQueue
     Then it reaches phase Running within 60 seconds
     And its PodsReady condition is False
-    And it reaches phase Resetting within 30 seconds
+    And it reaches phase Resetting within 40 seconds
+    And it became Unhealthy between 5 and 15 seconds after it was deployed
     And its resettingCount is 1
     And it matches:
       """
@@ -80,30 +90,35 @@ Feature: Fault tolerance
     And no pod of it remains
 
   Scenario: A Job that failed resets the workload without waiting for the failure grace period
+    # A failed component is checked before failed pods and has no grace period: the reason
+    # tells the component was the cause. A controller may still find the failed pod a moment
+    # before the Job reports its failure and wait out the failure grace period (30s once
+    # clamped), or, with PodsReady True, find either up to 60 s late; the retry pause then ends
+    # with the grace period and Resetting may be brief, hence the monitor.
     Given an AppWrapper "jobfails" wrapping a Job with 1 pod and backoffLimit 0
     And its pods fail with exit code 1 after 2 seconds
     And it has the annotations:
       | failureGracePeriodDuration | 1h  |
       | retryPausePeriodDuration   | 30s |
     When it is submitted to the LocalQueue
-    Then it reaches phase Resetting within 20 seconds
-    And its resettingCount is 1
-    And it matches:
+    Then it matches within 90 seconds:
       """
       status:
+        resettingCount: 1
         conditions:
         - {type: Unhealthy, status: "True", reason: FailedComponent, message: Found 1 failed components}
       """
+    And the monitor saw it go from Running to Resetting
 
   Scenario: The retry pause keeps the quota
     Given an AppWrapper "pausing" wrapping a Pod
     And it has the annotations:
       | failureGracePeriodDuration | 0s  |
-      | retryPausePeriodDuration   | 15s |
+      | retryPausePeriodDuration   | 20s |
     When it is submitted to the LocalQueue
     Then it reaches phase Running within 60 seconds
     When its pods fail with exit code 1
-    Then it reaches phase Resetting within 30 seconds
+    Then it reaches phase Resetting within 70 seconds
     And its ResourcesDeployed condition is False with reason Resetting within 15 seconds
     And no pod of it remains
     And it stays Resetting for 3 seconds
@@ -116,7 +131,8 @@ Feature: Fault tolerance
         - {type: QuotaReserved, status: "True"}
         - {type: Admitted, status: "True"}
       """
-    And it reaches phase Running within 30 seconds
+    # The pause is measured from when Unhealthy became True (spec §2.3.6).
+    And it reaches phase Running between 20 and 30 seconds after it became Unhealthy
     And its resettingCount is 1
 
   Scenario: Exceeding the retry limit fails the workload, deletes everything and releases the quota
@@ -198,10 +214,10 @@ Feature: Fault tolerance
     When it is submitted to the LocalQueue
     Then it reaches phase Running within 60 seconds
     When its pods fail with exit code 1
-    Then its Unhealthy condition is True with reason FoundFailedPods within 30 seconds
-    And it stays Running for 20 seconds
-    # The retry pause is measured from the same moment, so the reset goes on to Resuming at once.
-    And it matches within 20 seconds:
+    Then its Unhealthy condition is True with reason FoundFailedPods within 70 seconds
+    # The retry pause is measured from the same moment, so the reset goes on to Resuming at once
+    # and Resetting may be too short to be seen; the count is not.
+    And it matches between 30 and 40 seconds after it became Unhealthy:
       """
       status:
         resettingCount: 1
@@ -248,6 +264,11 @@ Feature: Fault tolerance
     Then 1 pod of it is Running within 60 seconds
     And its PodsReady condition is True within 30 seconds
     When the node of its pod becomes NotReady
-    Then it stays Running for 5 seconds
-    And its PodsReady condition is True
-    And its Unhealthy condition is False
+    Then it keeps matching for 5 seconds:
+      """
+      status:
+        phase: Running
+        conditions:
+        - {type: PodsReady, status: "True"}
+        - {type: Unhealthy, status: "False"}
+      """

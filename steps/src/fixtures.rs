@@ -14,7 +14,6 @@ pub const HANG_LABEL: &str = "awconf.dev/hang-on-delete";
 pub const EXIT_CODE_ANNOTATION: &str = "awconf.dev/exit-code";
 pub const START_DELAY_ANNOTATION: &str = "awconf.dev/start-delay";
 pub const RUN_DURATION_ANNOTATION: &str = "awconf.dev/run-duration";
-pub const ANNOTATION_PREFIX: &str = "workload.codeflare.dev.appwrapper/";
 
 /// An AppWrapper named `name` with the given components.
 pub fn appwrapper(name: &str, components: Vec<Value>) -> Value {
@@ -279,14 +278,6 @@ pub fn steer_templates(
 
 /// The full key of an AppWrapper annotation: short names get the
 /// `workload.codeflare.dev.appwrapper/` prefix.
-pub fn annotation_key(key: &str) -> String {
-    if key.contains('/') {
-        key.to_string()
-    } else {
-        format!("{ANNOTATION_PREFIX}{key}")
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -364,14 +355,5 @@ mod tests {
                 .is_none()
         );
         assert!(steer_templates(&mut aw, Some(3), &PodSteer::KeepRunning).is_err());
-    }
-
-    #[test]
-    fn short_annotation_keys_get_the_prefix() {
-        assert_eq!(
-            annotation_key("retryLimit"),
-            "workload.codeflare.dev.appwrapper/retryLimit"
-        );
-        assert_eq!(annotation_key("example.com/x"), "example.com/x");
     }
 }

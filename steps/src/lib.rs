@@ -5,6 +5,7 @@
 //! Entry point: [`run_suite`], called by `tests/conformance.rs` (under `cargo test`) and by
 //! `awconf run`.
 
+pub mod annotations;
 pub mod controller;
 pub mod fixtures;
 pub mod harness;

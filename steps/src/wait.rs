@@ -1,6 +1,9 @@
 //! Waiting is polling against a deadline. A check says whether it is done, not yet done (and
 //! why: the last state seen), or can never be done; API errors are retried until the deadline
 //! and then reported with the last state seen.
+//!
+//! An assertion without a deadline reads the state once: a state that was wrong and came back
+//! must not pass because the step happened to poll at the right moment.
 
 use std::future::Future;
 use std::time::{Duration, Instant};
@@ -14,6 +17,53 @@ pub enum Check<T> {
     NotYet(String),
     /// It cannot happen any more (for example: a terminal phase other than the one awaited).
     Never(String),
+}
+
+/// How long an assertion may wait for the state it describes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Patience {
+    /// Read the state once, as the previous step left it.
+    Now,
+    /// The state is reached asynchronously: poll until it holds, for at most this long.
+    Within(Duration),
+}
+
+/// How long an API error may keep a single read from happening.
+const READ_RETRY: Duration = Duration::from_secs(5);
+
+/// Checks once (`Patience::Now`) or until done (`Patience::Within`).
+pub async fn expect<T, F, Fut>(patience: Patience, what: &str, check: F) -> anyhow::Result<T>
+where
+    F: FnMut() -> Fut,
+    Fut: Future<Output = anyhow::Result<Check<T>>>,
+{
+    match patience {
+        Patience::Now => once(what, check).await,
+        Patience::Within(timeout) => eventually(timeout, what, check).await,
+    }
+}
+
+/// Checks once: the first answer decides. An API error is no answer, and is retried for a
+/// few seconds.
+pub async fn once<T, F, Fut>(what: &str, mut check: F) -> anyhow::Result<T>
+where
+    F: FnMut() -> Fut,
+    Fut: Future<Output = anyhow::Result<Check<T>>>,
+{
+    let deadline = Instant::now() + READ_RETRY;
+    loop {
+        match check().await {
+            Ok(Check::Done(value)) => return Ok(value),
+            Ok(Check::NotYet(seen) | Check::Never(seen)) => anyhow::bail!(
+                "expected {what}, but it is not so (read once; a state reached asynchronously \
+                 needs `within N seconds`):\n{seen}"
+            ),
+            Err(e) if Instant::now() >= deadline => {
+                return Err(e.context(format!("{what}: the cluster could not be read")));
+            }
+            Err(_) => tokio::time::sleep(POLL).await,
+        }
+    }
 }
 
 /// Polls `check` until it is done, for at most `timeout`.
@@ -118,6 +168,65 @@ mod tests {
         .unwrap_err()
         .to_string();
         assert!(err.contains("cannot happen any more"), "{err}");
+    }
+
+    /// A check that answers from a script of observations, one per call (the last repeats).
+    fn script(
+        seen: &[Option<&str>],
+    ) -> impl FnMut() -> std::future::Ready<anyhow::Result<Check<()>>> {
+        let seen: Vec<Option<String>> = seen.iter().map(|s| s.map(str::to_string)).collect();
+        let mut calls = 0;
+        move || {
+            let next = seen[calls.min(seen.len() - 1)].clone();
+            calls += 1;
+            std::future::ready(Ok(match next {
+                None => Check::Done(()),
+                Some(diff) => Check::NotYet(diff),
+            }))
+        }
+    }
+
+    #[tokio::test]
+    async fn now_reads_once_where_within_waits() {
+        let wrong_then_right = [Some("phase: Running"), None];
+        let err = expect(Patience::Now, "phase Resetting", script(&wrong_then_right))
+            .await
+            .unwrap_err()
+            .to_string();
+        assert!(
+            err.contains("phase: Running") && err.contains("read once"),
+            "{err}"
+        );
+        expect(
+            Patience::Within(Duration::from_secs(5)),
+            "phase Resetting",
+            script(&wrong_then_right),
+        )
+        .await
+        .unwrap();
+        expect(Patience::Now, "phase Resetting", script(&[None]))
+            .await
+            .unwrap();
+    }
+
+    #[tokio::test]
+    async fn once_retries_an_api_error_then_takes_the_first_answer() {
+        let mut calls = 0;
+        let err = once::<(), _, _>("x", || {
+            calls += 1;
+            let first = calls == 1;
+            async move {
+                if first {
+                    anyhow::bail!("connection refused")
+                }
+                Ok(Check::NotYet("seen".into()))
+            }
+        })
+        .await
+        .unwrap_err()
+        .to_string();
+        assert!(err.contains("seen"), "{err}");
+        assert_eq!(calls, 2);
     }
 
     #[tokio::test]

@@ -7,6 +7,7 @@ use cucumber::{given, when};
 use serde_json::{Value, json};
 
 use super::subject::Subject;
+use crate::annotations;
 use crate::fixtures::{self, PodSteer};
 use crate::kube_util;
 use crate::world::{AwWorld, LOCAL_QUEUE};
@@ -74,12 +75,13 @@ async fn component_pods(w: &mut AwWorld, index: usize, behaviour: String) -> any
     fixtures::steer_templates(w.draft_mut(&Subject(None))?, Some(index), &steer)
 }
 
-fn set_annotation(aw: &mut Value, key: &str, value: &str) {
+/// Sets an annotation given by its full key.
+fn set_annotation(aw: &mut Value, full_key: &str, value: &str) {
     let annotations = &mut aw["metadata"]["annotations"];
     if !annotations.is_object() {
         *annotations = json!({});
     }
-    annotations[fixtures::annotation_key(key)] = json!(value);
+    annotations[full_key] = json!(value);
 }
 
 #[given(regex = r#"^(it|the AppWrapper(?: "[^"]+")?) has the annotations?:$"#)]
@@ -88,14 +90,9 @@ async fn annotations(w: &mut AwWorld, subject: Subject, step: &Step) -> anyhow::
         .table
         .as_ref()
         .context("this step needs a table: | key | value |")?;
-    let rows: Vec<(String, String)> = table
-        .rows
-        .iter()
-        .filter(|r| r.len() == 2 && r[0] != "key")
-        .map(|r| (r[0].clone(), r[1].clone()))
-        .collect();
+    let pairs = annotations::table(&table.rows)?;
     let aw = w.draft_mut(&subject)?;
-    for (key, value) in &rows {
+    for (key, value) in &pairs {
         set_annotation(aw, key, value);
     }
     Ok(())
@@ -108,7 +105,7 @@ async fn annotation(
     key: String,
     value: String,
 ) -> anyhow::Result<()> {
-    set_annotation(w.draft_mut(&subject)?, &key, &value);
+    set_annotation(w.draft_mut(&subject)?, &annotations::key(&key)?, &value);
     Ok(())
 }
 
@@ -204,7 +201,7 @@ async fn set_live_annotation(
     value: String,
 ) -> anyhow::Result<()> {
     let name = w.select(&subject)?;
-    let patch = json!({"metadata": {"annotations": {fixtures::annotation_key(&key): value}}});
+    let patch = json!({"metadata": {"annotations": {annotations::key(&key)?: value}}});
     kube_util::patch_appwrapper(&w.client, &w.ns, &name, &patch).await?;
     w.note(format!("annotated {name}: {key}={value}"));
     Ok(())
@@ -239,12 +236,12 @@ mod tests {
     use super::*;
 
     #[test]
-    fn annotations_are_set_with_the_prefix() {
-        let mut aw = json!({"metadata": {"name": "x"}});
-        set_annotation(&mut aw, "retryLimit", "1");
+    fn annotations_are_added_to_those_already_set() {
+        let mut aw = json!({"metadata": {"name": "x", "annotations": {"a/b": "c"}}});
+        set_annotation(&mut aw, "workload.codeflare.dev.appwrapper/retryLimit", "1");
         assert_eq!(
-            aw["metadata"]["annotations"]["workload.codeflare.dev.appwrapper/retryLimit"],
-            "1"
+            aw["metadata"]["annotations"],
+            json!({"a/b": "c", "workload.codeflare.dev.appwrapper/retryLimit": "1"})
         );
     }
 }

@@ -7,10 +7,10 @@ use cucumber::then;
 use serde_json::{Value, json};
 
 use super::subject::Subject;
-use super::{secs, within};
+use super::{patience, secs};
 use crate::kube_util::phase_of;
 use crate::matcher;
-use crate::wait::{self, Check};
+use crate::wait::{self, Check, Patience};
 use crate::world::{AwWorld, LOCAL_QUEUE};
 use crate::yaml;
 
@@ -140,31 +140,58 @@ async fn stays(
     Ok(())
 }
 
-/// Waits until the object read by `read` matches `expected` (partially).
-pub async fn eventually_matches<F, Fut>(
+/// What one read of an object says against `expected` (a partial match): done with the
+/// object, or not yet with the differences and the object seen.
+pub fn judge(what: &str, expected: &Value, actual: Option<Value>) -> Check<Value> {
+    let Some(actual) = actual else {
+        return Check::NotYet(format!("{what} does not exist"));
+    };
+    if matcher::matches(expected, &actual) {
+        Check::Done(actual)
+    } else {
+        Check::NotYet(format!(
+            "{}\nobject seen:\n{}",
+            matcher::explain(expected, &actual),
+            yaml::render_object(&actual)
+        ))
+    }
+}
+
+/// Checks the object read by `read` against `expected`: once, or until it matches.
+pub async fn object_matches<F, Fut>(
     what: &str,
     expected: &Value,
-    timeout: std::time::Duration,
+    patience: Patience,
     mut read: F,
 ) -> anyhow::Result<Value>
 where
     F: FnMut() -> Fut,
     Fut: std::future::Future<Output = anyhow::Result<Option<Value>>>,
 {
-    wait::eventually(timeout, &format!("{what} to match"), || {
+    wait::expect(patience, &format!("{what} to match"), || {
+        let read = read();
+        async move { Ok(judge(what, expected, read.await?)) }
+    })
+    .await
+}
+
+/// Reads the object for all of `duration`; fails at the first read that does not match.
+pub async fn keeps_matching<F, Fut>(
+    what: &str,
+    expected: &Value,
+    duration: std::time::Duration,
+    mut read: F,
+) -> anyhow::Result<()>
+where
+    F: FnMut() -> Fut,
+    Fut: std::future::Future<Output = anyhow::Result<Option<Value>>>,
+{
+    wait::always(duration, &format!("{what} matching"), || {
         let read = read();
         async move {
-            let Some(actual) = read.await? else {
-                return Ok(Check::NotYet(format!("{what} does not exist")));
-            };
-            Ok(if matcher::matches(expected, &actual) {
-                Check::Done(actual)
-            } else {
-                Check::NotYet(format!(
-                    "{}\nlast object seen:\n{}",
-                    matcher::explain(expected, &actual),
-                    yaml::render_object(&actual)
-                ))
+            Ok(match judge(what, expected, read.await?) {
+                Check::Done(_) => None,
+                Check::NotYet(diff) | Check::Never(diff) => Some(diff),
             })
         }
     })
@@ -191,7 +218,28 @@ async fn matches(
 ) -> anyhow::Result<()> {
     let name = w.select(&subject)?;
     let expected = expected_yaml(w, step)?;
-    appwrapper_matches(w, &name, &expected, &seconds).await
+    appwrapper_matches(w, &name, &expected, patience(&seconds)).await
+}
+
+#[then(regex = r#"^(it|the AppWrapper(?: "[^"]+")?) keeps matching for (\d+) seconds:$"#)]
+async fn keeps_matching_for(
+    w: &mut AwWorld,
+    subject: Subject,
+    seconds: u64,
+    step: &Step,
+) -> anyhow::Result<()> {
+    let name = w.select(&subject)?;
+    let expected = expected_yaml(w, step)?;
+    let (world, aw) = (&*w, name.as_str());
+    keeps_matching(
+        &format!("AppWrapper {name}"),
+        &expected,
+        secs(seconds),
+        move || world.appwrapper(aw),
+    )
+    .await?;
+    w.note(format!("{name} kept matching for {seconds}s"));
+    Ok(())
 }
 
 #[then(
@@ -211,20 +259,19 @@ async fn condition(
         condition["reason"] = json!(reason);
     }
     let expected = json!({"status": {"conditions": [condition]}});
-    appwrapper_matches(w, &name, &expected, &seconds).await
+    appwrapper_matches(w, &name, &expected, patience(&seconds)).await
 }
 
-/// Waits until the AppWrapper matches `expected` (30 s unless the step names a time).
 async fn appwrapper_matches(
     w: &AwWorld,
     name: &str,
-    expected: &serde_json::Value,
-    seconds: &str,
+    expected: &Value,
+    patience: Patience,
 ) -> anyhow::Result<()> {
-    eventually_matches(
+    object_matches(
         &format!("AppWrapper {name}"),
         expected,
-        within(seconds, 30),
+        patience,
         move || w.appwrapper(name),
     )
     .await?;
@@ -260,7 +307,7 @@ async fn event(
     let (client, ns) = (&w.client, w.ns.as_str());
     let needle = format!(" {reason} AppWrapper/{name}: ");
     let (needle, text) = (needle.as_str(), text.as_str());
-    wait::eventually(within(&seconds, 30), &what, move || async move {
+    wait::expect(patience(&seconds), &what, move || async move {
         let events = crate::report::artifacts::events(client, ns).await;
         let found = events
             .lines()
@@ -277,6 +324,87 @@ async fn event(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn running() -> Value {
+        json!({"metadata": {"name": "a"}, "status": {"phase": "Running"}})
+    }
+
+    fn resetting() -> Value {
+        json!({"metadata": {"name": "a"}, "status": {"phase": "Resetting"}})
+    }
+
+    /// A read that answers from a script of observations, one per call (the last repeats).
+    fn script(
+        seen: Vec<Option<Value>>,
+    ) -> impl FnMut() -> std::future::Ready<anyhow::Result<Option<Value>>> {
+        let mut calls = 0;
+        move || {
+            let next = seen[calls.min(seen.len() - 1)].clone();
+            calls += 1;
+            std::future::ready(Ok(next))
+        }
+    }
+
+    #[test]
+    fn a_read_is_judged_with_the_differences() {
+        let expected = json!({"status": {"phase": "Running"}});
+        assert!(matches!(
+            judge("it", &expected, Some(running())),
+            Check::Done(_)
+        ));
+        let Check::NotYet(diff) = judge("it", &expected, Some(resetting())) else {
+            panic!("a mismatch must not be done");
+        };
+        assert!(
+            diff.contains(".status.phase") && diff.contains("Resetting"),
+            "{diff}"
+        );
+        let Check::NotYet(diff) = judge("AppWrapper a", &expected, None) else {
+            panic!("a missing object must not be done");
+        };
+        assert!(diff.contains("AppWrapper a does not exist"), "{diff}");
+    }
+
+    #[tokio::test]
+    async fn without_a_deadline_the_first_read_decides() {
+        let expected = json!({"status": {"phase": "Running"}});
+        let came_back = vec![Some(resetting()), Some(running())];
+        assert!(
+            object_matches("it", &expected, Patience::Now, script(came_back.clone()))
+                .await
+                .is_err()
+        );
+        let within = Patience::Within(std::time::Duration::from_secs(5));
+        object_matches("it", &expected, within, script(came_back))
+            .await
+            .unwrap();
+    }
+
+    #[tokio::test]
+    async fn keeps_matching_fails_at_the_first_mismatch_with_the_diff() {
+        let expected = json!({"status": {"phase": "Running"}});
+        let err = keeps_matching(
+            "it",
+            &expected,
+            std::time::Duration::from_secs(5),
+            script(vec![Some(running()), Some(running()), Some(resetting())]),
+        )
+        .await
+        .unwrap_err()
+        .to_string();
+        assert!(
+            err.contains("stopped holding") && err.contains("Resetting"),
+            "{err}"
+        );
+        keeps_matching(
+            "it",
+            &expected,
+            std::time::Duration::from_millis(500),
+            script(vec![Some(running())]),
+        )
+        .await
+        .unwrap();
+    }
 
     #[test]
     fn the_state_view_keeps_what_tells_the_state() {

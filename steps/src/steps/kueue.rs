@@ -7,9 +7,9 @@ use cucumber::{given, then, when};
 use kube::api::{Api, DynamicObject, Patch, PatchParams};
 use serde_json::json;
 
-use super::assertions::{eventually_matches, expected_yaml};
+use super::assertions::{expected_yaml, object_matches};
 use super::subject::Subject;
-use super::within;
+use super::{patience, secs};
 use crate::kube_util;
 use crate::wait::{self, Check};
 use crate::world::AwWorld;
@@ -39,7 +39,7 @@ async fn priority_class(w: &mut AwWorld, name: String, value: i32) -> anyhow::Re
 async fn workload_name(w: &AwWorld, aw: &str) -> anyhow::Result<String> {
     let (client, ns) = (&w.client, w.ns.as_str());
     let workload = wait::eventually(
-        within("", 30),
+        secs(30),
         &format!("the Kueue Workload of {aw}"),
         move || async move {
             Ok(match kube_util::workload_of(client, ns, aw).await? {
@@ -96,10 +96,10 @@ async fn workload_matches(
     let name = w.select(&subject)?;
     let expected = expected_yaml(w, step)?;
     let (client, ns, aw) = (&w.client, w.ns.as_str(), name.as_str());
-    eventually_matches(
+    object_matches(
         &format!("the Workload of {name}"),
         &expected,
-        within(&seconds, 30),
+        patience(&seconds),
         move || kube_util::workload_of(client, ns, aw),
     )
     .await?;
@@ -111,8 +111,8 @@ async fn admitted(w: &mut AwWorld, count: i64, seconds: String) -> anyhow::Resul
     let api: Api<DynamicObject> =
         Api::all_with(w.client.clone(), &objects::api_resource("ClusterQueue"));
     let (api, cq) = (&api, w.cluster_queue.as_str());
-    wait::eventually(
-        within(&seconds, 30),
+    wait::expect(
+        patience(&seconds),
         &format!("{count} admitted workload(s) in ClusterQueue {cq}"),
         move || async move {
             let queue = kube_util::to_value(&api.get(cq).await?);

@@ -1,6 +1,8 @@
 //! Step definitions, by area. Steps name AppWrappers as `it` / `its` / `the AppWrapper "x"`
 //! (see [`subject`]); `Given` steps describe an AppWrapper before it is submitted, `When` steps
-//! act on the cluster, `Then` steps wait (polling against a deadline) and assert.
+//! act on the cluster, `Then` steps assert. An assertion without `within N seconds` reads the
+//! state once, as the previous step left it; with it, it polls until the state holds (for a
+//! state reached asynchronously). `reaches phase` always names its deadline.
 //!
 //! The vocabulary, in short (`S` = `it` or `the AppWrapper "x"`, `S's` = `its` or
 //! `the AppWrapper "x"'s`; `[within N seconds]` is optional):
@@ -11,7 +13,8 @@
 //!   replaced); `S's pods succeed [after N seconds] | fail with exit code N [after N seconds] |
 //!   stay pending | keep running | hang on deletion | start after N seconds | request N CPU |
 //!   request N GPU`; `the pods of component N ...`; `S has the annotations:` (table; short keys
-//!   get the `workload.codeflare.dev.appwrapper/` prefix); `S's annotation "k" is "v"`;
+//!   get the `workload.codeflare.dev.appwrapper/` prefix; an unknown key fails, see
+//!   [`crate::annotations`]); `S's annotation "k" is "v"`;
 //!   `S has priority class "p"`; `S's spec.managedBy is "m"`;
 //! - submit: `S is submitted to the LocalQueue`; `S is created [suspended] outside Kueue`;
 //! - queues: `the ClusterQueue has a quota of N CPU`; `the ClusterQueue preempts
@@ -25,12 +28,17 @@
 //!   again|restarted` (`@serial` scenarios only);
 //! - assert: `S reaches phase P within N seconds`; `S is in phase P`; `S stays P for N
 //!   seconds`; `S matches [within N seconds]:` (partial YAML, see [`crate::matcher`]);
-//!   `S's C condition is True|False [with reason R] [within N seconds]`; `S's resettingCount
-//!   is N`; `S has an event R containing "text"`; `N pods of S are Running|Pending|Succeeded|
-//!   Failed [within N seconds]`; `S's pods match:`; `S's wrapped Job matches:`; `no pod of S
-//!   remains [within N seconds]`; `no wrapped object of S remains`; `S is gone [within N
-//!   seconds]`; `S's pods run on another node`; `S's workload matches:`; `the ClusterQueue has
-//!   N admitted workloads`; `the monitor saw S go from P to Q` (an edge seen directly);
+//!   `S keeps matching for N seconds:`; `S reaches phase P | matches between N and M seconds
+//!   after it was deployed | became Unhealthy | began deleting`; `S became Unhealthy between
+//!   N and M seconds after it was deployed` (see [`windows`]); `S's C condition is
+//!   True|False [with reason R] [within N seconds]`; `S's resettingCount is N`; `S has an
+//!   event R containing "text" [within N seconds]`; `N pods of S are Running|Pending|
+//!   Succeeded|Failed [within N seconds]`; `S's pods match [within N seconds]:`; `S's wrapped
+//!   Job matches [within N seconds]:`; `no pod of S remains [within N seconds]`; `no wrapped
+//!   object of S remains [within N seconds]`; `S is gone [within N seconds]`; `S's pods run
+//!   on another node [within N seconds]`; `S's workload matches [within N seconds]:`; `the
+//!   ClusterQueue has N admitted workloads [within N seconds]`; `the monitor saw S go from P
+//!   to Q` (an edge seen directly);
 //! - admission (see [`webhook`]): `I try to create S` / `"user" tries to create S`; `I try to
 //!   set S's <field path> to <YAML value>`; `a user "u" who may create Pods but not
 //!   Deployments`; `S is refused with "message" at "field path"`; `S is accepted`.
@@ -45,6 +53,7 @@ pub mod objects;
 pub mod pods;
 pub mod subject;
 pub mod webhook;
+pub mod windows;
 
 use std::time::Duration;
 
@@ -52,7 +61,10 @@ pub fn secs(n: u64) -> Duration {
     Duration::from_secs(n)
 }
 
-/// `within N seconds` when given, else `default` seconds.
-pub fn within(text: &str, default: u64) -> Duration {
-    secs(text.parse().unwrap_or(default))
+/// `within N seconds` when the step says so; without it an assertion reads the state once.
+pub fn patience(seconds: &str) -> crate::wait::Patience {
+    match seconds.parse() {
+        Ok(n) => crate::wait::Patience::Within(secs(n)),
+        Err(_) => crate::wait::Patience::Now,
+    }
 }

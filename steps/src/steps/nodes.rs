@@ -7,9 +7,9 @@ use k8s_openapi::api::core::v1::{Node, Taint};
 use kube::api::{Api, Patch, PatchParams};
 use serde_json::json;
 
+use super::patience;
 use super::pods::{describe, running_pods};
 use super::subject::Subject;
-use super::within;
 use crate::kube_util::{self, pod_phase};
 use crate::wait::{self, Check};
 use crate::world::{AwWorld, Undo};
@@ -88,8 +88,8 @@ async fn another_node(w: &mut AwWorld, subject: Subject, seconds: String) -> any
     let name = w.select(&subject)?;
     let avoid = w.last_node.clone().context("no node was named before")?;
     let (client, ns, aw, avoid) = (&w.client, w.ns.as_str(), name.as_str(), avoid.as_str());
-    wait::eventually(
-        within(&seconds, 60),
+    wait::expect(
+        patience(&seconds),
         &format!("the pods of {name} to run on a node other than {avoid}"),
         move || async move {
             let pods = kube_util::pods_of(client, ns, aw).await?;

@@ -8,10 +8,10 @@ use k8s_openapi::api::core::v1::ResourceQuota;
 use kube::api::{Api, DeleteParams, PostParams};
 use serde_json::json;
 
-use super::assertions::{eventually_matches, expected_yaml};
+use super::assertions::{expected_yaml, object_matches};
 use super::pods::describe;
 use super::subject::Subject;
-use super::{secs, within};
+use super::{patience, secs};
 use crate::kube_util::{self, pod_phase};
 use crate::matcher;
 use crate::wait::{self, Check};
@@ -97,7 +97,7 @@ async fn pods_in_phase(
     let name = w.select(&subject)?;
     let (client, ns, aw, wanted) = (&w.client, w.ns.as_str(), name.as_str(), phase.as_str());
     let what = format!("{count} {phase} pod(s) of AppWrapper {name}");
-    wait::eventually(within(&seconds, 60), &what, move || async move {
+    wait::expect(patience(&seconds), &what, move || async move {
         let pods = kube_util::pods_of(client, ns, aw).await?;
         let n = pods
             .iter()
@@ -116,8 +116,8 @@ async fn pods_in_phase(
 async fn no_pod(w: &mut AwWorld, subject: Subject, seconds: String) -> anyhow::Result<()> {
     let name = w.select(&subject)?;
     let (client, ns, aw) = (&w.client, w.ns.as_str(), name.as_str());
-    wait::eventually(
-        within(&seconds, 0),
+    wait::expect(
+        patience(&seconds),
         &format!("no pod of AppWrapper {name}"),
         move || async move {
             let pods = kube_util::pods_of(client, ns, aw).await?;
@@ -138,8 +138,8 @@ async fn no_object(w: &mut AwWorld, subject: Subject, seconds: String) -> anyhow
     let name = w.select(&subject)?;
     let aw = w.existing(&name).await?;
     let (client, ns, aw) = (&w.client, w.ns.as_str(), &aw);
-    wait::eventually(
-        within(&seconds, 0),
+    wait::expect(
+        patience(&seconds),
         &format!("no wrapped object of AppWrapper {name}"),
         move || async move {
             let left = kube_util::remaining_objects(client, ns, aw).await?;
@@ -163,8 +163,8 @@ async fn pods_match(
     let name = w.select(&subject)?;
     let expected = expected_yaml(w, step)?;
     let (client, ns, aw, expected) = (&w.client, w.ns.as_str(), name.as_str(), &expected);
-    wait::eventually(
-        within(&seconds, 30),
+    wait::expect(
+        patience(&seconds),
         &format!("every pod of AppWrapper {name} to match"),
         move || async move {
             let pods = kube_util::pods_of(client, ns, aw).await?;
@@ -208,10 +208,10 @@ async fn wrapped_matches(
     let (client, ns) = (&w.client, w.ns.as_str());
     let (api_version, kind_ref, object_ref) =
         (api_version.as_str(), kind.as_str(), object.as_str());
-    eventually_matches(
+    object_matches(
         &format!("{kind} {object}"),
         &expected,
-        within(&seconds, 30),
+        patience(&seconds),
         move || kube_util::get_object(client, ns, api_version, kind_ref, object_ref),
     )
     .await?;
@@ -222,8 +222,8 @@ async fn wrapped_matches(
 async fn gone(w: &mut AwWorld, subject: Subject, seconds: String) -> anyhow::Result<()> {
     let name = w.select(&subject)?;
     let (world, aw) = (&*w, name.as_str());
-    wait::eventually(
-        within(&seconds, 30),
+    wait::expect(
+        patience(&seconds),
         &format!("AppWrapper {name} to be gone"),
         move || async move {
             Ok(match world.appwrapper(aw).await? {

@@ -1,0 +1,387 @@
+//! When a change came, measured from the AppWrapper's own condition timestamps. A grace period
+//! is bounded on both sides: a reset that came before the period was over fails as surely as
+//! one that never came.
+//!
+//! - `S became Unhealthy between N and M seconds after it was deployed` compares two
+//!   timestamps (read once);
+//! - `S reaches phase P between N and M seconds after it <moment>` and `S matches between N
+//!   and M seconds after it <moment>:` (partial YAML) read the moment when the step begins,
+//!   poll until the change and place it in the window; `<moment>` is `was deployed`, `became
+//!   Unhealthy` or `began deleting`.
+//!
+//! `lastTransitionTime`s have whole seconds. A controller honouring a period compares the
+//! stored (truncated) time with its clock, so "not before N seconds" holds exactly; "not after
+//! M seconds" is given one more second for the truncation. A polled change is only known to
+//! lie between the last read that did not see it and the first that did: a step fails only
+//! when that whole interval is outside the window.
+
+use appwrapper_controller::api::Phase;
+use chrono::{DateTime, Utc};
+use cucumber::gherkin::Step;
+use cucumber::then;
+use serde_json::Value;
+
+use super::assertions::{expected_yaml, state_view};
+use super::subject::Subject;
+use crate::kube_util::phase_of;
+use crate::matcher;
+use crate::wait::POLL;
+use crate::world::AwWorld;
+use crate::yaml;
+
+/// The slack for whole-second timestamps, on the late side only.
+const TRUNCATION: f64 = 1.0;
+
+/// The moment a window is measured from.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Moment {
+    /// The deployment time the admission and warmup grace periods and the success TTL are
+    /// measured from (spec §2.3.2, §3.4).
+    Deployed,
+    /// When `Unhealthy` last became True: what the failure grace period and the retry pause are
+    /// measured from, and the moment of an admission or warmup reset.
+    BecameUnhealthy,
+    /// When `DeletingResources` became True: what the forceful deletion grace period is
+    /// measured from (spec §4.7).
+    BeganDeleting,
+}
+
+impl std::str::FromStr for Moment {
+    type Err = String;
+
+    fn from_str(text: &str) -> Result<Self, Self::Err> {
+        match text {
+            "was deployed" => Ok(Moment::Deployed),
+            "became Unhealthy" => Ok(Moment::BecameUnhealthy),
+            "began deleting" => Ok(Moment::BeganDeleting),
+            other => Err(format!("unknown moment {other:?}")),
+        }
+    }
+}
+
+fn condition<'a>(aw: &'a Value, type_: &str) -> Option<&'a Value> {
+    aw["status"]["conditions"]
+        .as_array()?
+        .iter()
+        .find(|c| c["type"] == type_)
+}
+
+/// The lastTransitionTime of condition `type_` if its status is True.
+fn became_true(aw: &Value, type_: &str) -> Result<Option<DateTime<Utc>>, String> {
+    let Some(found) = condition(aw, type_).filter(|c| c["status"] == "True") else {
+        return Ok(None);
+    };
+    let text = found["lastTransitionTime"].as_str().unwrap_or_default();
+    DateTime::parse_from_rfc3339(text)
+        .map(|t| Some(t.with_timezone(&Utc)))
+        .map_err(|e| format!("{type_} has a bad lastTransitionTime {text:?}: {e}"))
+}
+
+impl Moment {
+    /// When it happened, according to the AppWrapper's conditions.
+    pub fn of(self, aw: &Value) -> Result<DateTime<Utc>, String> {
+        let found = match self {
+            Moment::BecameUnhealthy => became_true(aw, "Unhealthy")?,
+            Moment::BeganDeleting => became_true(aw, "DeletingResources")?,
+            // ResourcesDeployed became True at deployment. Once a reset has removed the
+            // resources it is False, but QuotaReserved became True in the same reconcile and
+            // stays True through a reset (spec §2.3.2, §2.3.6): its time is that of the first
+            // deployment since admission, which is the latest one until a second reset.
+            Moment::Deployed => match became_true(aw, "ResourcesDeployed")? {
+                Some(t) => Some(t),
+                None if aw["status"]["resettingCount"].as_i64().unwrap_or(0) <= 1 => {
+                    became_true(aw, "QuotaReserved")?
+                }
+                None => None,
+            },
+        };
+        found.ok_or_else(|| {
+            format!(
+                "cannot tell when it {}:\n{}",
+                self.describe(),
+                state_view(aw)
+            )
+        })
+    }
+
+    fn describe(self) -> &'static str {
+        match self {
+            Moment::Deployed => "was deployed",
+            Moment::BecameUnhealthy => "became Unhealthy",
+            Moment::BeganDeleting => "began deleting",
+        }
+    }
+}
+
+/// Seconds `from` to `to`, with the milliseconds.
+fn seconds_between(from: DateTime<Utc>, to: DateTime<Utc>) -> f64 {
+    (to - from).num_milliseconds() as f64 / 1000.0
+}
+
+/// From `from` to `to` seconds after a moment.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Window {
+    pub from: u64,
+    pub to: u64,
+}
+
+impl Window {
+    /// Places a change known to have come after `after` (None: it was already there at the
+    /// first read) and by `by`, both in seconds since the moment. Fails only when the change
+    /// certainly came outside the window, or when it cannot tell.
+    pub fn place(&self, after: Option<f64>, by: f64) -> Result<(), String> {
+        let (from, to) = (self.from as f64, self.to as f64);
+        if by < from {
+            return Err(format!(
+                "it came {by:.1}s after, before the window of {}s to {}s",
+                self.from, self.to
+            ));
+        }
+        match after {
+            Some(after) if after > to + TRUNCATION => Err(format!(
+                "it came after {after:.1}s, past the window of {}s to {}s",
+                self.from, self.to
+            )),
+            None if self.from > 0 => Err(format!(
+                "it was already so when the step began, {by:.1}s after: the step cannot tell \
+                 whether it came before {}s; begin the step earlier",
+                self.from
+            )),
+            _ => Ok(()),
+        }
+    }
+
+    /// Whether a read this many seconds after the moment is past the window.
+    fn is_over(&self, elapsed: f64) -> bool {
+        elapsed > self.to as f64 + TRUNCATION
+    }
+}
+
+/// Polls the AppWrapper until `judge` finds what it expects (`Err(diff)` while not), and places
+/// that change in `window` after `since`; returns when it was seen, in seconds after `since`.
+async fn arrives<J>(
+    w: &AwWorld,
+    name: &str,
+    what: &str,
+    since: Moment,
+    window: Window,
+    judge: J,
+) -> anyhow::Result<f64>
+where
+    J: Fn(&Value) -> Result<(), String>,
+{
+    let origin = since
+        .of(&w.existing(name).await?)
+        .map_err(anyhow::Error::msg)?;
+    let context = |problem: String| {
+        anyhow::anyhow!(
+            "AppWrapper {name}: {what} between {}s and {}s after it {}: {problem}",
+            window.from,
+            window.to,
+            since.describe()
+        )
+    };
+    let mut last_miss: Option<f64> = None;
+    loop {
+        let started = seconds_between(origin, Utc::now());
+        match w.appwrapper(name).await {
+            Ok(Some(aw)) => match judge(&aw) {
+                Ok(()) => {
+                    let by = seconds_between(origin, Utc::now());
+                    return window.place(last_miss, by).map(|()| by).map_err(context);
+                }
+                Err(diff) if window.is_over(started) => {
+                    return Err(context(format!("not so {started:.1}s after:\n{diff}")));
+                }
+                Err(_) => last_miss = Some(started),
+            },
+            Ok(None) => return Err(context("the AppWrapper is gone".into())),
+            Err(e) if window.is_over(started) => {
+                return Err(context(format!("the cluster could not be read: {e:#}")));
+            }
+            Err(_) => {}
+        }
+        tokio::time::sleep(POLL).await;
+    }
+}
+
+#[then(
+    regex = r#"^(it|the AppWrapper(?: "[^"]+")?) reaches phase (\w+) between (\d+) and (\d+) seconds after it (was deployed|became Unhealthy|began deleting)$"#
+)]
+async fn reaches_between(
+    w: &mut AwWorld,
+    subject: Subject,
+    target: String,
+    from: u64,
+    to: u64,
+    since: String,
+) -> anyhow::Result<()> {
+    let since: Moment = since.parse().map_err(anyhow::Error::msg)?;
+    let name = w.select(&subject)?;
+    let target: Phase = target.parse().map_err(anyhow::Error::msg)?;
+    let window = Window { from, to };
+    let seen = arrives(w, &name, &format!("phase {target}"), since, window, |aw| {
+        if phase_of(aw) == target.as_str() {
+            Ok(())
+        } else {
+            Err(state_view(aw))
+        }
+    })
+    .await?;
+    w.note(format!(
+        "{name} was seen {target} {seen:.1}s after it {}",
+        since.describe()
+    ));
+    Ok(())
+}
+
+#[then(
+    regex = r#"^(it|the AppWrapper(?: "[^"]+")?) matches between (\d+) and (\d+) seconds after it (was deployed|became Unhealthy|began deleting):$"#
+)]
+async fn matches_between(
+    w: &mut AwWorld,
+    subject: Subject,
+    from: u64,
+    to: u64,
+    since: String,
+    step: &Step,
+) -> anyhow::Result<()> {
+    let since: Moment = since.parse().map_err(anyhow::Error::msg)?;
+    let name = w.select(&subject)?;
+    let expected = expected_yaml(w, step)?;
+    let window = Window { from, to };
+    let seen = arrives(w, &name, "a match", since, window, |aw| {
+        if matcher::matches(&expected, aw) {
+            Ok(())
+        } else {
+            Err(format!(
+                "{}\nobject seen:\n{}",
+                matcher::explain(&expected, aw),
+                yaml::render_object(aw)
+            ))
+        }
+    })
+    .await?;
+    w.note(format!(
+        "{name} was seen matching {seen:.1}s after it {}",
+        since.describe()
+    ));
+    Ok(())
+}
+
+/// How many seconds after deployment `aw` became Unhealthy (both whole-second timestamps).
+fn unhealthy_after_deployment(aw: &Value) -> Result<f64, String> {
+    let deployed = Moment::Deployed.of(aw)?;
+    let unhealthy = Moment::BecameUnhealthy.of(aw)?;
+    Ok(seconds_between(deployed, unhealthy))
+}
+
+#[then(
+    regex = r#"^(it|the AppWrapper(?: "[^"]+")?) became Unhealthy between (\d+) and (\d+) seconds after it was deployed$"#
+)]
+async fn unhealthy_between(
+    w: &mut AwWorld,
+    subject: Subject,
+    from: u64,
+    to: u64,
+) -> anyhow::Result<()> {
+    let name = w.select(&subject)?;
+    let aw = w.existing(&name).await?;
+    let elapsed = unhealthy_after_deployment(&aw).map_err(anyhow::Error::msg)?;
+    Window { from, to }
+        .place(Some(elapsed), elapsed)
+        .map_err(|problem| {
+            anyhow::anyhow!(
+                "AppWrapper {name} became Unhealthy {elapsed:.0}s after it was deployed: \
+                 {problem}\n{}",
+                state_view(&aw)
+            )
+        })?;
+    w.note(format!(
+        "{name} became Unhealthy {elapsed:.0}s after it was deployed"
+    ));
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn aw(conditions: Value, resetting_count: i64) -> Value {
+        json!({"metadata": {"name": "a"},
+               "status": {"resettingCount": resetting_count, "conditions": conditions}})
+    }
+
+    fn at(status: &str, time: &str, type_: &str) -> Value {
+        json!({"type": type_, "status": status, "lastTransitionTime": time})
+    }
+
+    #[test]
+    fn a_change_inside_the_window_passes() {
+        let window = Window { from: 5, to: 15 };
+        assert_eq!(window.place(Some(4.8), 5.2), Ok(()));
+        assert_eq!(window.place(Some(15.9), 16.1), Ok(()));
+    }
+
+    #[test]
+    fn a_change_that_certainly_came_early_or_late_fails() {
+        let window = Window { from: 5, to: 15 };
+        let early = window.place(Some(3.0), 4.9).unwrap_err();
+        assert!(early.contains("before the window"), "{early}");
+        let late = window.place(Some(16.2), 16.4).unwrap_err();
+        assert!(late.contains("past the window"), "{late}");
+    }
+
+    #[test]
+    fn a_change_already_there_proves_no_lower_bound() {
+        let window = Window { from: 5, to: 15 };
+        let err = window.place(None, 7.0).unwrap_err();
+        assert!(err.contains("cannot tell"), "{err}");
+        assert!(window.place(None, 4.0).unwrap_err().contains("before"));
+        assert_eq!(Window { from: 0, to: 5 }.place(None, 1.0), Ok(()));
+    }
+
+    #[test]
+    fn deployment_is_read_from_resources_deployed_then_quota_reserved() {
+        let deployed = aw(
+            json!([
+                at("True", "2025-01-01T00:00:00Z", "QuotaReserved"),
+                at("True", "2025-01-01T00:00:01Z", "ResourcesDeployed"),
+                at("True", "2025-01-01T00:00:09Z", "Unhealthy")
+            ]),
+            0,
+        );
+        assert_eq!(unhealthy_after_deployment(&deployed), Ok(8.0));
+        let reset_once = aw(
+            json!([
+                at("True", "2025-01-01T00:00:00Z", "QuotaReserved"),
+                at("False", "2025-01-01T00:00:10Z", "ResourcesDeployed"),
+                at("True", "2025-01-01T00:00:09Z", "Unhealthy")
+            ]),
+            1,
+        );
+        assert_eq!(unhealthy_after_deployment(&reset_once), Ok(9.0));
+        let reset_twice = aw(
+            json!([
+                at("True", "2025-01-01T00:00:00Z", "QuotaReserved"),
+                at("False", "2025-01-01T00:00:30Z", "ResourcesDeployed"),
+                at("True", "2025-01-01T00:00:29Z", "Unhealthy")
+            ]),
+            2,
+        );
+        assert!(
+            unhealthy_after_deployment(&reset_twice)
+                .unwrap_err()
+                .contains("cannot tell when it was deployed")
+        );
+    }
+
+    #[test]
+    fn an_unhealthy_condition_that_is_not_true_has_no_moment() {
+        let healthy = aw(json!([at("False", "2025-01-01T00:00:05Z", "Unhealthy")]), 0);
+        assert!(Moment::BecameUnhealthy.of(&healthy).is_err());
+        assert_eq!("became Unhealthy".parse(), Ok(Moment::BecameUnhealthy));
+        assert_eq!("began deleting".parse(), Ok(Moment::BeganDeleting));
+    }
+}
