@@ -46,7 +46,7 @@ Feature: Deletion of the wrapped resources
     When it is submitted to the LocalQueue
     Then it reaches phase Running within 60 seconds
     When its pods fail with exit code 3
-    Then it reaches phase Failed within 30 seconds
+    Then it reaches phase Failed within the detection period
     And it stays Failed for 3 seconds
     And 1 pod of it is Failed
     And it matches:

@@ -138,10 +138,13 @@ Feature: Phases
     And its resettingCount is 1
     And its Unhealthy condition is True with reason CreateFailed
 
+  # PodsReady is cleared with reason Suspended only if it was True (spec §2.3.5), so the
+  # scenario first waits for the pods to be ready.
   Scenario: Running → Suspending: Kueue suspends a running workload
     Given an AppWrapper "evicted" wrapping a Job with 2 pods
     When it is submitted to the LocalQueue
     Then it reaches phase Running within 60 seconds
+    And its PodsReady condition is True within 30 seconds
     When Kueue deactivates its workload
     Then it reaches phase Suspended within 30 seconds
     And the monitor saw it go from Running to Suspending
@@ -179,7 +182,7 @@ Feature: Phases
     When it is submitted to the LocalQueue
     Then it reaches phase Running within 60 seconds
     When its wrapped Pod is deleted
-    Then it reaches phase Failed within 30 seconds
+    Then it reaches phase Failed within the detection period
     And the monitor saw it go from Running to Failed
     And its resettingCount is 0
     And its Unhealthy condition is True with reason MissingComponent
@@ -192,7 +195,7 @@ Feature: Phases
     When it is submitted to the LocalQueue
     Then it reaches phase Running within 60 seconds
     When its pods fail with exit code 1
-    Then it reaches phase Resetting within 30 seconds
+    Then it reaches phase Resetting within the detection period
     And the monitor saw it go from Running to Resetting
     And its resettingCount is 1
     And its Unhealthy condition is True with reason FoundFailedPods
@@ -205,7 +208,7 @@ Feature: Phases
     When it is submitted to the LocalQueue
     Then it reaches phase Running within 60 seconds
     When its pods fail with exit code 1
-    Then it reaches phase Resetting within 30 seconds
+    Then it reaches phase Resetting within the detection period
     And it reaches phase Running within 30 seconds
     And the monitor saw it go from Resetting to Resuming
     And its resettingCount is 1
@@ -219,7 +222,7 @@ Feature: Phases
     When it is submitted to the LocalQueue
     Then it reaches phase Running within 60 seconds
     When its pods fail with exit code 1
-    Then it reaches phase Resetting within 30 seconds
+    Then it reaches phase Resetting within the detection period
     When Kueue deactivates its workload
     Then it reaches phase Suspended within 30 seconds
     And the monitor saw it go from Resetting to Suspending
@@ -267,7 +270,7 @@ Feature: Phases
       | failureGracePeriodDuration          | 0s  |
       | forcefulDeletionGracePeriodDuration | 10s |
     When it is submitted to the LocalQueue
-    Then it reaches phase Resetting within 60 seconds
+    Then it reaches phase Resetting within the detection period
     When it is deleted
     Then it reaches phase Terminating within 10 seconds
     And it is gone within 30 seconds
@@ -297,7 +300,7 @@ Feature: Phases
     When it is submitted to the LocalQueue
     Then it reaches phase Running within 60 seconds
     When its pods fail with exit code 3
-    Then it reaches phase Failed within 30 seconds
+    Then it reaches phase Failed within the detection period
     And its ResourcesDeployed condition is True
     When it is deleted
     Then it is gone within 30 seconds

@@ -26,7 +26,7 @@ Feature: Restart safety
     When it is submitted to the LocalQueue
     Then it reaches phase Running within 60 seconds
     When its pods fail with exit code 1
-    Then it reaches phase Resetting within 30 seconds
+    Then it reaches phase Resetting within the detection period
     When the controller is killed
     Then it stays Resetting for 2 seconds
     When the controller is started again

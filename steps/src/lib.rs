@@ -6,6 +6,7 @@
 //! `awconf run`.
 
 pub mod annotations;
+pub mod bounds;
 pub mod controller;
 pub mod fixtures;
 pub mod harness;

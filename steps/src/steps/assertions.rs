@@ -4,10 +4,12 @@ use anyhow::Context as _;
 use appwrapper_controller::api::Phase;
 use cucumber::gherkin::Step;
 use cucumber::then;
+use k8s_openapi::api::core::v1::Event;
+use kube::api::{Api, ListParams};
 use serde_json::{Value, json};
 
 use super::subject::Subject;
-use super::{patience, secs};
+use super::{deadline_of, patience, secs};
 use crate::kube_util::phase_of;
 use crate::matcher;
 use crate::wait::{self, Check, Patience};
@@ -85,16 +87,16 @@ pub async fn reach_phase(
     .await
 }
 
-#[then(regex = r#"^(it|the AppWrapper(?: "[^"]+")?) reaches phase (\w+) within (\d+) seconds$"#)]
+#[then(regex = r#"^(it|the AppWrapper(?: "[^"]+")?) reaches phase (\w+) within (\d+ seconds?|(?:the|\d+) detection periods?(?: plus \d+ seconds?)?)$"#)]
 async fn reaches(
     w: &mut AwWorld,
     subject: Subject,
     target: String,
-    seconds: u64,
+    deadline: String,
 ) -> anyhow::Result<()> {
     let name = w.select(&subject)?;
     let target = phase(&target)?;
-    reach_phase(w, &name, target, secs(seconds)).await?;
+    reach_phase(w, &name, target, deadline_of(&deadline)?).await?;
     w.note(format!("{name} reached {target}"));
     Ok(())
 }
@@ -209,7 +211,7 @@ pub fn expected_yaml(w: &AwWorld, step: &Step) -> anyhow::Result<Value> {
     ))
 }
 
-#[then(regex = r#"^(it|the AppWrapper(?: "[^"]+")?) matches(?: within (\d+) seconds)?:$"#)]
+#[then(regex = r#"^(it|the AppWrapper(?: "[^"]+")?) matches(?: within (\d+ seconds?|(?:the|\d+) detection periods?(?: plus \d+ seconds?)?))?:$"#)]
 async fn matches(
     w: &mut AwWorld,
     subject: Subject,
@@ -218,7 +220,7 @@ async fn matches(
 ) -> anyhow::Result<()> {
     let name = w.select(&subject)?;
     let expected = expected_yaml(w, step)?;
-    appwrapper_matches(w, &name, &expected, patience(&seconds)).await
+    appwrapper_matches(w, &name, &expected, patience(&seconds)?).await
 }
 
 #[then(regex = r#"^(it|the AppWrapper(?: "[^"]+")?) keeps matching for (\d+) seconds:$"#)]
@@ -243,7 +245,7 @@ async fn keeps_matching_for(
 }
 
 #[then(
-    regex = r#"^(its|the AppWrapper(?: "[^"]+")?'s) (\w+) condition is (True|False|Unknown)(?: with reason (\w+))?(?: within (\d+) seconds)?$"#
+    regex = r#"^(its|the AppWrapper(?: "[^"]+")?'s) (\w+) condition is (True|False|Unknown)(?: with reason (\w+))?(?: within (\d+ seconds?|(?:the|\d+) detection periods?(?: plus \d+ seconds?)?))?$"#
 )]
 async fn condition(
     w: &mut AwWorld,
@@ -259,7 +261,7 @@ async fn condition(
         condition["reason"] = json!(reason);
     }
     let expected = json!({"status": {"conditions": [condition]}});
-    appwrapper_matches(w, &name, &expected, patience(&seconds)).await
+    appwrapper_matches(w, &name, &expected, patience(&seconds)?).await
 }
 
 async fn appwrapper_matches(
@@ -293,7 +295,7 @@ async fn resetting_count(w: &mut AwWorld, subject: Subject, count: i64) -> anyho
 }
 
 #[then(
-    regex = r#"^(it|the AppWrapper(?: "[^"]+")?) has an event (\w+) containing "([^"]*)"(?: within (\d+) seconds)?$"#
+    regex = r#"^(it|the AppWrapper(?: "[^"]+")?) has an event (\w+) containing "([^"]*)"(?: within (\d+ seconds?|(?:the|\d+) detection periods?(?: plus \d+ seconds?)?))?$"#
 )]
 async fn event(
     w: &mut AwWorld,
@@ -305,25 +307,57 @@ async fn event(
     let name = w.select(&subject)?;
     let what = format!("an event {reason} containing {text:?} on AppWrapper {name}");
     let (client, ns) = (&w.client, w.ns.as_str());
-    let needle = format!(" {reason} AppWrapper/{name}: ");
-    let (needle, text) = (needle.as_str(), text.as_str());
-    wait::expect(patience(&seconds), &what, move || async move {
-        let events = crate::report::artifacts::events(client, ns).await;
-        let found = events
-            .lines()
-            .any(|l| l.contains(needle) && l.contains(text));
-        Ok(if found {
+    let (name, reason, text) = (name.as_str(), reason.as_str(), text.as_str());
+    wait::expect(patience(&seconds)?, &what, move || async move {
+        let events = Api::<Event>::namespaced(client.clone(), ns)
+            .list(&ListParams::default())
+            .await?;
+        Ok(if events.items.iter().any(|e| is_event(e, name, reason, text)) {
             Check::Done(())
         } else {
-            Check::NotYet(events)
+            Check::NotYet(crate::report::artifacts::events(client, ns).await)
         })
     })
     .await
 }
 
+/// An event about AppWrapper `name` whose reason or action is `reason` and whose message
+/// contains `text`. Core events carry the spec's reason (`Unhealthy`, message
+/// `FoundFailedPods: 1 failed pods`); the reference's events.k8s.io recorder puts the detail
+/// in the reason and `Unhealthy` in the action (message `1 failed pods`).
+fn is_event(event: &Event, name: &str, reason: &str, text: &str) -> bool {
+    let about = event.involved_object.kind.as_deref() == Some("AppWrapper")
+        && event.involved_object.name.as_deref() == Some(name);
+    let named = event.reason.as_deref() == Some(reason) || event.action.as_deref() == Some(reason);
+    about && named && event.message.as_deref().unwrap_or_default().contains(text)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn an_event_is_named_by_its_reason_or_its_action() {
+        let event = |reason: &str, action: Option<&str>, message: &str| Event {
+            involved_object: k8s_openapi::api::core::v1::ObjectReference {
+                kind: Some("AppWrapper".into()),
+                name: Some("aw".into()),
+                ..Default::default()
+            },
+            reason: Some(reason.into()),
+            action: action.map(Into::into),
+            message: Some(message.into()),
+            ..Default::default()
+        };
+        let ours = event("Unhealthy", None, "FoundFailedPods: 1 failed pods");
+        let reference = event("FoundFailedPods", Some("Unhealthy"), "1 failed pods");
+        for e in [&ours, &reference] {
+            assert!(is_event(e, "aw", "Unhealthy", "1 failed pods"));
+            assert!(!is_event(e, "other", "Unhealthy", "1 failed pods"));
+            assert!(!is_event(e, "aw", "Suspending", "1 failed pods"));
+            assert!(!is_event(e, "aw", "Unhealthy", "2 failed pods"));
+        }
+    }
 
     fn running() -> Value {
         json!({"metadata": {"name": "a"}, "status": {"phase": "Running"}})

@@ -85,7 +85,7 @@ async fn reactivate(w: &mut AwWorld, subject: Subject) -> anyhow::Result<()> {
 }
 
 #[then(
-    regex = r#"^(its|the AppWrapper(?: "[^"]+")?'s) workload matches(?: within (\d+) seconds)?:$"#
+    regex = r#"^(its|the AppWrapper(?: "[^"]+")?'s) workload matches(?: within (\d+ seconds?|(?:the|\d+) detection periods?(?: plus \d+ seconds?)?))?:$"#
 )]
 async fn workload_matches(
     w: &mut AwWorld,
@@ -99,20 +99,20 @@ async fn workload_matches(
     object_matches(
         &format!("the Workload of {name}"),
         &expected,
-        patience(&seconds),
+        patience(&seconds)?,
         move || kube_util::workload_of(client, ns, aw),
     )
     .await?;
     Ok(())
 }
 
-#[then(regex = r"^the ClusterQueue has (\d+) admitted workloads?(?: within (\d+) seconds)?$")]
+#[then(regex = r"^the ClusterQueue has (\d+) admitted workloads?(?: within (\d+ seconds?|(?:the|\d+) detection periods?(?: plus \d+ seconds?)?))?$")]
 async fn admitted(w: &mut AwWorld, count: i64, seconds: String) -> anyhow::Result<()> {
     let api: Api<DynamicObject> =
         Api::all_with(w.client.clone(), &objects::api_resource("ClusterQueue"));
     let (api, cq) = (&api, w.cluster_queue.as_str());
     wait::expect(
-        patience(&seconds),
+        patience(&seconds)?,
         &format!("{count} admitted workload(s) in ClusterQueue {cq}"),
         move || async move {
             let queue = kube_util::to_value(&api.get(cq).await?);

@@ -61,10 +61,16 @@ pub fn secs(n: u64) -> Duration {
     Duration::from_secs(n)
 }
 
-/// `within N seconds` when the step says so; without it an assertion reads the state once.
-pub fn patience(seconds: &str) -> crate::wait::Patience {
-    match seconds.parse() {
-        Ok(n) => crate::wait::Patience::Within(secs(n)),
-        Err(_) => crate::wait::Patience::Now,
+/// `within <deadline>` (see [`crate::bounds`]) when the step says so; without it an assertion
+/// reads the state once.
+pub fn patience(deadline: &str) -> anyhow::Result<crate::wait::Patience> {
+    if deadline.is_empty() {
+        return Ok(crate::wait::Patience::Now);
     }
+    deadline_of(deadline).map(crate::wait::Patience::Within)
+}
+
+/// A deadline a step names (see [`crate::bounds`]).
+pub fn deadline_of(text: &str) -> anyhow::Result<Duration> {
+    crate::bounds::parse(text).map_err(anyhow::Error::msg)
 }

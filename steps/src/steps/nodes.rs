@@ -82,14 +82,14 @@ async fn not_ready(w: &mut AwWorld, subject: Subject) -> anyhow::Result<()> {
 }
 
 #[then(
-    regex = r#"^(its|the AppWrapper(?: "[^"]+")?'s) pods run on another node(?: within (\d+) seconds)?$"#
+    regex = r#"^(its|the AppWrapper(?: "[^"]+")?'s) pods run on another node(?: within (\d+ seconds?|(?:the|\d+) detection periods?(?: plus \d+ seconds?)?))?$"#
 )]
 async fn another_node(w: &mut AwWorld, subject: Subject, seconds: String) -> anyhow::Result<()> {
     let name = w.select(&subject)?;
     let avoid = w.last_node.clone().context("no node was named before")?;
     let (client, ns, aw, avoid) = (&w.client, w.ns.as_str(), name.as_str(), avoid.as_str());
     wait::expect(
-        patience(&seconds),
+        patience(&seconds)?,
         &format!("the pods of {name} to run on a node other than {avoid}"),
         move || async move {
             let pods = kube_util::pods_of(client, ns, aw).await?;

@@ -85,7 +85,7 @@ async fn allows_again(w: &mut AwWorld, what: String) -> anyhow::Result<()> {
 }
 
 #[then(
-    regex = r#"^(\d+) pods? of (it|the AppWrapper(?: "[^"]+")?) (?:is|are) (Running|Pending|Succeeded|Failed)(?: within (\d+) seconds)?$"#
+    regex = r#"^(\d+) pods? of (it|the AppWrapper(?: "[^"]+")?) (?:is|are) (Running|Pending|Succeeded|Failed)(?: within (\d+ seconds?|(?:the|\d+) detection periods?(?: plus \d+ seconds?)?))?$"#
 )]
 async fn pods_in_phase(
     w: &mut AwWorld,
@@ -97,7 +97,7 @@ async fn pods_in_phase(
     let name = w.select(&subject)?;
     let (client, ns, aw, wanted) = (&w.client, w.ns.as_str(), name.as_str(), phase.as_str());
     let what = format!("{count} {phase} pod(s) of AppWrapper {name}");
-    wait::expect(patience(&seconds), &what, move || async move {
+    wait::expect(patience(&seconds)?, &what, move || async move {
         let pods = kube_util::pods_of(client, ns, aw).await?;
         let n = pods
             .iter()
@@ -112,12 +112,12 @@ async fn pods_in_phase(
     .await
 }
 
-#[then(regex = r#"^no pod of (it|the AppWrapper(?: "[^"]+")?) remains(?: within (\d+) seconds)?$"#)]
+#[then(regex = r#"^no pod of (it|the AppWrapper(?: "[^"]+")?) remains(?: within (\d+ seconds?|(?:the|\d+) detection periods?(?: plus \d+ seconds?)?))?$"#)]
 async fn no_pod(w: &mut AwWorld, subject: Subject, seconds: String) -> anyhow::Result<()> {
     let name = w.select(&subject)?;
     let (client, ns, aw) = (&w.client, w.ns.as_str(), name.as_str());
     wait::expect(
-        patience(&seconds),
+        patience(&seconds)?,
         &format!("no pod of AppWrapper {name}"),
         move || async move {
             let pods = kube_util::pods_of(client, ns, aw).await?;
@@ -132,14 +132,14 @@ async fn no_pod(w: &mut AwWorld, subject: Subject, seconds: String) -> anyhow::R
 }
 
 #[then(
-    regex = r#"^no wrapped object of (it|the AppWrapper(?: "[^"]+")?) remains(?: within (\d+) seconds)?$"#
+    regex = r#"^no wrapped object of (it|the AppWrapper(?: "[^"]+")?) remains(?: within (\d+ seconds?|(?:the|\d+) detection periods?(?: plus \d+ seconds?)?))?$"#
 )]
 async fn no_object(w: &mut AwWorld, subject: Subject, seconds: String) -> anyhow::Result<()> {
     let name = w.select(&subject)?;
     let aw = w.existing(&name).await?;
     let (client, ns, aw) = (&w.client, w.ns.as_str(), &aw);
     wait::expect(
-        patience(&seconds),
+        patience(&seconds)?,
         &format!("no wrapped object of AppWrapper {name}"),
         move || async move {
             let left = kube_util::remaining_objects(client, ns, aw).await?;
@@ -153,7 +153,7 @@ async fn no_object(w: &mut AwWorld, subject: Subject, seconds: String) -> anyhow
     .await
 }
 
-#[then(regex = r#"^(its|the AppWrapper(?: "[^"]+")?'s) pods match(?: within (\d+) seconds)?:$"#)]
+#[then(regex = r#"^(its|the AppWrapper(?: "[^"]+")?'s) pods match(?: within (\d+ seconds?|(?:the|\d+) detection periods?(?: plus \d+ seconds?)?))?:$"#)]
 async fn pods_match(
     w: &mut AwWorld,
     subject: Subject,
@@ -164,7 +164,7 @@ async fn pods_match(
     let expected = expected_yaml(w, step)?;
     let (client, ns, aw, expected) = (&w.client, w.ns.as_str(), name.as_str(), &expected);
     wait::expect(
-        patience(&seconds),
+        patience(&seconds)?,
         &format!("every pod of AppWrapper {name} to match"),
         move || async move {
             let pods = kube_util::pods_of(client, ns, aw).await?;
@@ -189,7 +189,7 @@ async fn pods_match(
 }
 
 #[then(
-    regex = r#"^(its|the AppWrapper(?: "[^"]+")?'s) wrapped (\w+) matches(?: within (\d+) seconds)?:$"#
+    regex = r#"^(its|the AppWrapper(?: "[^"]+")?'s) wrapped (\w+) matches(?: within (\d+ seconds?|(?:the|\d+) detection periods?(?: plus \d+ seconds?)?))?:$"#
 )]
 async fn wrapped_matches(
     w: &mut AwWorld,
@@ -211,19 +211,19 @@ async fn wrapped_matches(
     object_matches(
         &format!("{kind} {object}"),
         &expected,
-        patience(&seconds),
+        patience(&seconds)?,
         move || kube_util::get_object(client, ns, api_version, kind_ref, object_ref),
     )
     .await?;
     Ok(())
 }
 
-#[then(regex = r#"^(it|the AppWrapper(?: "[^"]+")?) is gone(?: within (\d+) seconds)?$"#)]
+#[then(regex = r#"^(it|the AppWrapper(?: "[^"]+")?) is gone(?: within (\d+ seconds?|(?:the|\d+) detection periods?(?: plus \d+ seconds?)?))?$"#)]
 async fn gone(w: &mut AwWorld, subject: Subject, seconds: String) -> anyhow::Result<()> {
     let name = w.select(&subject)?;
     let (world, aw) = (&*w, name.as_str());
     wait::expect(
-        patience(&seconds),
+        patience(&seconds)?,
         &format!("AppWrapper {name} to be gone"),
         move || async move {
             Ok(match world.appwrapper(aw).await? {
