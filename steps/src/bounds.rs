@@ -27,7 +27,9 @@ pub fn parse(text: &str) -> Result<Duration, String> {
             .strip_suffix(" seconds")
             .or_else(|| s.strip_suffix(" second"))
             .ok_or_else(wrong)?;
-        n.parse::<u64>().map(Duration::from_secs).map_err(|_| wrong())
+        n.parse::<u64>()
+            .map(Duration::from_secs)
+            .map_err(|_| wrong())
     };
     let Some((count, rest)) = text.split_once(" detection period") else {
         return seconds(text);

@@ -148,6 +148,17 @@ pub async fn delete_object(
     Ok(())
 }
 
+/// Whether `object`'s controller is the AppWrapper `appwrapper`: only such an object belongs to
+/// the workload. An object that merely has a component's name is not the controller's to
+/// delete.
+pub fn controlled_by(object: &Value, appwrapper: &str) -> bool {
+    object["metadata"]["ownerReferences"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .any(|r| r["kind"] == "AppWrapper" && r["name"] == appwrapper && r["controller"] == true)
+}
+
 /// (apiVersion, kind, name) of the components an AppWrapper's status names.
 pub fn components_of(appwrapper: &Value) -> Vec<(String, String, String)> {
     appwrapper["status"]["componentStatus"]
@@ -173,11 +184,12 @@ pub async fn remaining_objects(
     namespace: &str,
     appwrapper: &Value,
 ) -> anyhow::Result<Vec<String>> {
+    let owner = appwrapper["metadata"]["name"].as_str().unwrap_or_default();
     let mut left = Vec::new();
     for (api_version, kind, name) in components_of(appwrapper) {
         if get_object(client, namespace, &api_version, &kind, &name)
             .await?
-            .is_some()
+            .is_some_and(|o| controlled_by(&o, owner))
         {
             left.push(format!("{kind} {name}"));
         }
@@ -247,5 +259,23 @@ mod tests {
         assert_eq!(condition(&aw, "A").unwrap()["status"], "True");
         assert!(condition(&aw, "B").is_none());
         assert_eq!(phase_of(&aw), "Running");
+    }
+}
+
+#[cfg(test)]
+mod ownership_tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn only_the_appwrapper_as_controller_owns_an_object() {
+        let owned = |name: &str, controller: bool| {
+            json!({"metadata": {"ownerReferences": [
+                {"kind": "AppWrapper", "name": name, "controller": controller}]}})
+        };
+        assert!(controlled_by(&owned("aw", true), "aw"));
+        assert!(!controlled_by(&owned("aw", false), "aw"));
+        assert!(!controlled_by(&owned("other", true), "aw"));
+        assert!(!controlled_by(&json!({"metadata": {}}), "aw"));
     }
 }

@@ -96,7 +96,12 @@ mod tests {
     fn the_reference_and_its_version_come_from_the_command_line() {
         let options = parse_args(
             SuiteOptions::default(),
-            args(&["--controller", "reference", "--appwrapper-version", "v1.2.1"]),
+            args(&[
+                "--controller",
+                "reference",
+                "--appwrapper-version",
+                "v1.2.1",
+            ]),
         )
         .unwrap();
         assert_eq!(

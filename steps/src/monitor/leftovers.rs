@@ -150,7 +150,9 @@ impl std::fmt::Display for Promise {
     }
 }
 
-/// The labelled pods and the wrapped objects named in the status of `state` that exist now.
+/// The labelled pods, and the wrapped objects named in the status of `state` that exist now
+/// with the AppWrapper as their controller (an object that only has a component's name is
+/// not the workload's).
 /// A kind the API server does not serve has no objects.
 pub async fn list_leftovers(
     client: &kube::Client,
@@ -171,11 +173,11 @@ pub async fn list_leftovers(
         .collect();
     for (api_version, kind, object) in &state.components {
         match kube_util::get_object(client, ns, api_version, kind, object).await {
-            Ok(Some(found)) => left.push(format!(
+            Ok(Some(found)) if kube_util::controlled_by(&found, name) => left.push(format!(
                 "{kind} {object}{}",
                 terminating(!found["metadata"]["deletionTimestamp"].is_null())
             )),
-            Ok(None) => {}
+            Ok(_) => {}
             Err(e) if unserved_kind(&e) => {}
             Err(e) => return Err(e),
         }

@@ -87,7 +87,9 @@ pub async fn reach_phase(
     .await
 }
 
-#[then(regex = r#"^(it|the AppWrapper(?: "[^"]+")?) reaches phase (\w+) within (\d+ seconds?|(?:the|\d+) detection periods?(?: plus \d+ seconds?)?)$"#)]
+#[then(
+    regex = r#"^(it|the AppWrapper(?: "[^"]+")?) reaches phase (\w+) within (\d+ seconds?|(?:the|\d+) detection periods?(?: plus \d+ seconds?)?)$"#
+)]
 async fn reaches(
     w: &mut AwWorld,
     subject: Subject,
@@ -211,7 +213,9 @@ pub fn expected_yaml(w: &AwWorld, step: &Step) -> anyhow::Result<Value> {
     ))
 }
 
-#[then(regex = r#"^(it|the AppWrapper(?: "[^"]+")?) matches(?: within (\d+ seconds?|(?:the|\d+) detection periods?(?: plus \d+ seconds?)?))?:$"#)]
+#[then(
+    regex = r#"^(it|the AppWrapper(?: "[^"]+")?) matches(?: within (\d+ seconds?|(?:the|\d+) detection periods?(?: plus \d+ seconds?)?))?:$"#
+)]
 async fn matches(
     w: &mut AwWorld,
     subject: Subject,
@@ -312,11 +316,13 @@ async fn event(
         let events = Api::<Event>::namespaced(client.clone(), ns)
             .list(&ListParams::default())
             .await?;
-        Ok(if events.items.iter().any(|e| is_event(e, name, reason, text)) {
-            Check::Done(())
-        } else {
-            Check::NotYet(crate::report::artifacts::events(client, ns).await)
-        })
+        Ok(
+            if events.items.iter().any(|e| is_event(e, name, reason, text)) {
+                Check::Done(())
+            } else {
+                Check::NotYet(crate::report::artifacts::events(client, ns).await)
+            },
+        )
     })
     .await
 }

@@ -106,7 +106,9 @@ async fn workload_matches(
     Ok(())
 }
 
-#[then(regex = r"^the ClusterQueue has (\d+) admitted workloads?(?: within (\d+ seconds?|(?:the|\d+) detection periods?(?: plus \d+ seconds?)?))?$")]
+#[then(
+    regex = r"^the ClusterQueue has (\d+) admitted workloads?(?: within (\d+ seconds?|(?:the|\d+) detection periods?(?: plus \d+ seconds?)?))?$"
+)]
 async fn admitted(w: &mut AwWorld, count: i64, seconds: String) -> anyhow::Result<()> {
     let api: Api<DynamicObject> =
         Api::all_with(w.client.clone(), &objects::api_resource("ClusterQueue"));

@@ -46,6 +46,7 @@
 pub mod appwrapper;
 pub mod assertions;
 pub mod controller;
+pub mod foreign;
 pub mod kueue;
 pub mod monitor;
 pub mod nodes;

@@ -112,7 +112,9 @@ async fn pods_in_phase(
     .await
 }
 
-#[then(regex = r#"^no pod of (it|the AppWrapper(?: "[^"]+")?) remains(?: within (\d+ seconds?|(?:the|\d+) detection periods?(?: plus \d+ seconds?)?))?$"#)]
+#[then(
+    regex = r#"^no pod of (it|the AppWrapper(?: "[^"]+")?) remains(?: within (\d+ seconds?|(?:the|\d+) detection periods?(?: plus \d+ seconds?)?))?$"#
+)]
 async fn no_pod(w: &mut AwWorld, subject: Subject, seconds: String) -> anyhow::Result<()> {
     let name = w.select(&subject)?;
     let (client, ns, aw) = (&w.client, w.ns.as_str(), name.as_str());
@@ -153,7 +155,9 @@ async fn no_object(w: &mut AwWorld, subject: Subject, seconds: String) -> anyhow
     .await
 }
 
-#[then(regex = r#"^(its|the AppWrapper(?: "[^"]+")?'s) pods match(?: within (\d+ seconds?|(?:the|\d+) detection periods?(?: plus \d+ seconds?)?))?:$"#)]
+#[then(
+    regex = r#"^(its|the AppWrapper(?: "[^"]+")?'s) pods match(?: within (\d+ seconds?|(?:the|\d+) detection periods?(?: plus \d+ seconds?)?))?:$"#
+)]
 async fn pods_match(
     w: &mut AwWorld,
     subject: Subject,
@@ -218,7 +222,9 @@ async fn wrapped_matches(
     Ok(())
 }
 
-#[then(regex = r#"^(it|the AppWrapper(?: "[^"]+")?) is gone(?: within (\d+ seconds?|(?:the|\d+) detection periods?(?: plus \d+ seconds?)?))?$"#)]
+#[then(
+    regex = r#"^(it|the AppWrapper(?: "[^"]+")?) is gone(?: within (\d+ seconds?|(?:the|\d+) detection periods?(?: plus \d+ seconds?)?))?$"#
+)]
 async fn gone(w: &mut AwWorld, subject: Subject, seconds: String) -> anyhow::Result<()> {
     let name = w.select(&subject)?;
     let (world, aw) = (&*w, name.as_str());

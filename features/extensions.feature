@@ -1,0 +1,55 @@
+@extension
+Feature: Beyond the reference operator
+  Where our controller deliberately differs from the reference operator, the difference is
+  specified here, tagged @extension. `--controller reference` skips these scenarios, and says
+  so; every other scenario holds for both.
+
+  Scenario: A failed pod is noticed at once, not at the next periodic re-examination
+    # We watch every labelled pod; the reference reconciles on pod success only and finds a
+    # failed pod at its next re-examination, up to the detection period later.
+    Given an AppWrapper "quick" wrapping a Pod
+    And it has the annotations:
+      | failureGracePeriodDuration | 0s  |
+      | retryPausePeriodDuration   | 30s |
+    When it is submitted to the LocalQueue
+    Then it reaches phase Running within 60 seconds
+    And its PodsReady condition is True within 30 seconds
+    When its pods fail with exit code 1
+    Then it reaches phase Resetting within 15 seconds
+    And its Unhealthy condition is True with reason FoundFailedPods
+
+  Scenario: A deleted component is noticed at once
+    # We watch the wrapped objects we create; the reference does not, and finds a missing
+    # component at its next re-examination.
+    Given an AppWrapper "watched" wrapping a Job with 1 pod
+    And its pods keep running
+    When it is submitted to the LocalQueue
+    Then it reaches phase Running within 60 seconds
+    And its PodsReady condition is True within 30 seconds
+    When its wrapped Job is deleted
+    Then it reaches phase Failed within 15 seconds
+    And its Unhealthy condition is True with reason MissingComponent
+
+  Scenario: An object the AppWrapper does not own is never deleted
+    # A component whose name is taken by an object the AppWrapper does not control fails the
+    # workload (as in the reference). The reference then deletes that object while undeploying
+    # the failed workload, although it never created it; we never delete what we do not own.
+    Given a Pod "taken" that no AppWrapper owns
+    And an AppWrapper "squatter" with the components:
+      """
+      - template:
+          apiVersion: v1
+          kind: Pod
+          metadata:
+            name: taken
+          spec:
+            restartPolicy: Never
+            containers: [{name: main, image: busybox}]
+      """
+    When it is submitted to the LocalQueue
+    Then it reaches phase Failed within 30 seconds
+    And its Unhealthy condition is True with reason CreateFailed
+    And the Pod "taken" keeps existing for 10 seconds
+    When it is deleted
+    Then it is gone within 30 seconds
+    And the Pod "taken" keeps existing for 5 seconds
