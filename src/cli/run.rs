@@ -40,6 +40,8 @@ pub struct RunArgs {
     /// Scenarios at once (`@serial` ones run alone).
     #[arg(long)]
     concurrency: Option<usize>,
+    /// Run only scenarios whose `feature: scenario` title contains one of these.
+    filters: Vec<String>,
     /// For `--controller external`: the command that runs the controller under test.
     #[arg(last = true)]
     command: Vec<String>,
@@ -60,6 +62,7 @@ impl RunArgs {
             options.kueue_version = kueue;
         }
         options.tags = self.tags.or(options.tags);
+        options.filters = self.filters;
         options.junit = self.junit.or(options.junit);
         options.report_dir = self.report.unwrap_or(options.report_dir);
         options.features = self.features.unwrap_or(options.features);

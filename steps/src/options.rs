@@ -92,6 +92,9 @@ pub struct SuiteOptions {
     pub kueue_version: String,
     /// A cucumber tag expression (`@kueue and not @serial`); `None` runs everything.
     pub tags: Option<String>,
+    /// Substrings of `feature: scenario`; a scenario runs when it contains any of them (all
+    /// run when empty).
+    pub filters: Vec<String>,
     /// The directory of `*.feature` files.
     pub features: PathBuf,
     /// Where the JUnit XML goes; `None` means `<report_dir>/junit.xml`.
@@ -113,6 +116,7 @@ impl Default for SuiteOptions {
             controller: ControllerMode::Embedded,
             kueue_version: clusters::kueue::test_version(),
             tags: None,
+            filters: Vec::new(),
             features: workspace.join("features"),
             junit: None,
             report_dir: workspace.join("target").join("awconf-report"),
@@ -123,6 +127,12 @@ impl Default for SuiteOptions {
 }
 
 impl SuiteOptions {
+    /// Whether the scenario titled `feature: scenario` passes the name filters.
+    pub fn selects(&self, feature: &str, scenario: &str) -> bool {
+        let title = format!("{feature}: {scenario}");
+        self.filters.is_empty() || self.filters.iter().any(|f| title.contains(f.as_str()))
+    }
+
     /// The defaults, overridden by `AWCONF_CONTROLLER` (embedded|process|external|reference),
     /// `AWCONF_APPWRAPPER_VERSION` (the reference operator's version),
     /// `AWCONF_CONTROLLER_COMMAND`, `AWCONF_CONTROLLER_BIN`, `AWCONF_KUEUE_VERSION`,
@@ -275,6 +285,16 @@ mod tests {
             ControllerMode::Embedded.with_reference_version(Some("v1.2.1".into())),
             ControllerMode::Embedded
         );
+    }
+
+    #[test]
+    fn name_filters_match_substrings_of_feature_and_scenario() {
+        let mut options = SuiteOptions::default();
+        assert!(options.selects("Phases", "Running → Succeeded: every pod succeeded"));
+        options.filters = vec!["Running → Succeeded".into(), "Restart".into()];
+        assert!(options.selects("Phases", "Running → Succeeded: every pod succeeded"));
+        assert!(options.selects("Restart safety", "Killed while Resetting"));
+        assert!(!options.selects("Phases", "Running → Failed"));
     }
 
     #[test]

@@ -1,7 +1,7 @@
 //! The suite as a `harness = false` test binary: `tests/conformance.rs` (our controller) and
 //! `tests/conformance_reference.rs` (the reference operator) are one call each.
 //!
-//! Arguments: `[--tags EXPR] [--controller embedded|process|external|reference]
+//! Arguments: `[FILTER...] [--tags EXPR] [--controller embedded|process|external|reference]
 //! [--controller-command CMD] [--appwrapper-version vX.Y.Z] [--kueue-version vX.Y.Z]
 //! [--report-dir DIR] [--junit FILE] [--features DIR] [--concurrency N] [--keep-on-failure]`;
 //! the same settings can come from the `AWCONF_*` variables of [`SuiteOptions::from_env`].
@@ -11,7 +11,21 @@ use std::process::ExitCode;
 
 use crate::{ControllerMode, SuiteOptions, run_suite};
 
-/// Parses the test binary's arguments over `options`.
+const FLAGS: &[&str] = &[
+    "--tags",
+    "--controller",
+    "--controller-command",
+    "--appwrapper-version",
+    "--kueue-version",
+    "--report-dir",
+    "--junit",
+    "--features",
+    "--concurrency",
+    "--keep-on-failure",
+];
+
+/// Parses the test binary's arguments over `options`; a plain argument is a scenario-name
+/// filter (`cargo test --test conformance -- "Suspending"`).
 pub fn parse_args(
     mut options: SuiteOptions,
     args: impl IntoIterator<Item = String>,
@@ -39,7 +53,13 @@ pub fn parse_args(
             "--keep-on-failure" => options.keep_on_failure = true,
             // Flags cargo or IDEs pass to test binaries.
             "--nocapture" | "--quiet" | "-q" | "--show-output" => {}
-            other => return Err(format!("unknown argument {other:?}")),
+            flag if flag.starts_with('-') => {
+                return Err(format!(
+                    "unknown flag {flag:?}; accepted: {}, and scenario-name filters",
+                    FLAGS.join(" ")
+                ));
+            }
+            filter => options.filters.push(filter.to_string()),
         }
     }
     if let Some(mode) = mode {
@@ -113,8 +133,23 @@ mod tests {
     }
 
     #[test]
+    fn plain_arguments_filter_scenarios_by_name() {
+        let options = parse_args(
+            SuiteOptions::default(),
+            args(&["Suspending", "--tags", "@x"]),
+        )
+        .unwrap();
+        assert_eq!(options.filters, vec!["Suspending".to_string()]);
+        assert_eq!(options.tags.as_deref(), Some("@x"));
+    }
+
+    #[test]
     fn unknown_arguments_and_missing_values_are_refused() {
-        assert!(parse_args(SuiteOptions::default(), args(&["--bogus"])).is_err());
+        let error = parse_args(SuiteOptions::default(), args(&["--bogus"])).unwrap_err();
+        assert!(
+            error.contains("--tags") && error.contains("--controller"),
+            "{error}"
+        );
         assert!(parse_args(SuiteOptions::default(), args(&["--tags"])).is_err());
     }
 }

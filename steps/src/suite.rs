@@ -212,6 +212,7 @@ async fn run_features(
     let json = std::fs::File::create(&json_path)
         .with_context(|| format!("creating {}", json_path.display()))?;
     let mode = o.controller.clone();
+    let selection = o.clone();
     let excluded = Arc::clone(&h.excluded);
     let writer = AwWorld::cucumber()
         .max_concurrent_scenarios(o.concurrency.max(1))
@@ -238,7 +239,9 @@ async fn run_features(
                     .chain(rule.iter().flat_map(|r| r.tags.iter()))
                     .chain(scenario.tags.iter())
             };
-            if !tags.as_ref().is_none_or(|op| op.eval(tags_of())) {
+            if !tags.as_ref().is_none_or(|op| op.eval(tags_of()))
+                || !selection.selects(&feature.name, &scenario.name)
+            {
                 return false;
             }
             match exclusion(&mode, tags_of()) {
