@@ -37,6 +37,79 @@ Feature: Deletion of the wrapped resources
         - {type: DeletingResources, status: "False", reason: DeletionComplete}
       """
 
+  Scenario: ResourcesDeployed stays True while pods hang in termination during a reset
+    Given an AppWrapper "resetting" wrapping a Pod and a Pod
+    And its pods hang on deletion
+    And the pods of component 2 fail with exit code 1 after 2 seconds
+    And it has the annotations:
+      | failureGracePeriodDuration          | 0s  |
+      | retryPausePeriodDuration            | 30s |
+      | forcefulDeletionGracePeriodDuration | 10s |
+    When it is submitted to the LocalQueue
+    Then it reaches phase Resetting within the detection period
+    And it stays Resetting for 4 seconds
+    And it matches:
+      """
+      status:
+        conditions:
+        - {type: ResourcesDeployed, status: "True"}
+        - {type: QuotaReserved, status: "True"}
+        - {type: DeletingResources, status: "True", reason: DeletionInitiated}
+      """
+    And its pods match:
+      """
+      metadata:
+        deletionTimestamp: $present
+      """
+    And its ResourcesDeployed condition is False with reason Resetting within 30 seconds
+    And no pod of it remains
+    And it matches:
+      """
+      status:
+        phase: Resetting
+        conditions:
+        - {type: QuotaReserved, status: "True"}
+        - {type: DeletingResources, status: "False", reason: DeletionComplete}
+      """
+
+  Scenario: ResourcesDeployed stays True while pods hang in termination after the retries ran out
+    # Pods that never start reset the workload once the warmup grace period is over; the
+    # second time the retry limit of 1 is used up.
+    Given an AppWrapper "exhausted" wrapping a Pod
+    And its pods stay pending
+    And its pods hang on deletion
+    And it has the annotations:
+      | warmupGracePeriodDuration           | 3s  |
+      | retryPausePeriodDuration            | 1s  |
+      | retryLimit                          | 1   |
+      | forcefulDeletionGracePeriodDuration | 10s |
+    When it is submitted to the LocalQueue
+    Then it reaches phase Failed within 90 seconds
+    And the monitor saw it go from Resetting to Resuming
+    And its resettingCount is 1
+    And it matches:
+      """
+      status:
+        conditions:
+        - {type: Unhealthy, status: "True", reason: InsufficientPodsReady}
+        - {type: ResourcesDeployed, status: "True"}
+        - {type: QuotaReserved, status: "True"}
+      """
+    And its pods match within 10 seconds:
+      """
+      metadata:
+        deletionTimestamp: $present
+      """
+    And it matches within 30 seconds:
+      """
+      status:
+        conditions:
+        - {type: ResourcesDeployed, status: "False", reason: Failed, message: Resources deleted for failed AppWrapper}
+        - {type: QuotaReserved, status: "False", reason: Failed, message: No resources deployed}
+        - {type: DeletingResources, status: "False", reason: DeletionComplete}
+      """
+    And no pod of it remains
+
   Scenario: DeletionOnFailureGracePeriod keeps a failed workload's resources until Kueue suspends it
     Given an AppWrapper "debug" wrapping a Pod
     And it has the annotations:
@@ -73,6 +146,42 @@ Feature: Deletion of the wrapped resources
       """
     And no pod of it remains
 
+  Scenario: DeletionOnFailureGracePeriod runs out by itself and the resources are deleted
+    # The pause restarts after each deletion pass (spec §11.1 item 4), so a Pod that needs two
+    # passes is gone after at most twice the period plus two 5 s re-checks.
+    Given an AppWrapper "inspected" wrapping a Pod
+    And it has the annotations:
+      | failureGracePeriodDuration           | 0s  |
+      | terminalExitCodes                    | 3   |
+      | deletionOnFailureGracePeriodDuration | 10s |
+    When it is submitted to the LocalQueue
+    Then it reaches phase Running within 60 seconds
+    When its pods fail with exit code 3
+    Then it reaches phase Failed within the detection period
+    And it stays Failed for 4 seconds
+    And 1 pod of it is Failed
+    And it matches:
+      """
+      status:
+        conditions:
+        - {type: ResourcesDeployed, status: "True"}
+        - {type: QuotaReserved, status: "True"}
+        - type: DeletingResources
+          status: "False"
+          reason: DeletionPaused
+          message: workload.codeflare.dev.appwrapper/deletionOnFailureGracePeriodDuration has value 10s
+      """
+    And it matches within 40 seconds:
+      """
+      status:
+        phase: Failed
+        conditions:
+        - {type: ResourcesDeployed, status: "False", reason: Failed, message: Resources deleted for failed AppWrapper}
+        - {type: QuotaReserved, status: "False", reason: Failed, message: No resources deployed}
+      """
+    And no pod of it remains
+    And the ClusterQueue has 0 admitted workloads within 30 seconds
+
   Scenario: SuccessTTL deletes a succeeded workload's resources
     Given an AppWrapper "ttl" wrapping a Job with 1 pod
     And its pods succeed after 1 second
@@ -94,6 +203,46 @@ Feature: Deletion of the wrapped resources
       """
     And no pod of it remains
     And no wrapped object of it remains
+
+  Scenario: ResourcesDeployed stays True after the SuccessTTL while a succeeded pod is kept
+    # A pod that succeeded cannot hang in termination (the API server removes it at once), so
+    # a finalizer keeps it; the controller must wait for it however long it takes.
+    Given an AppWrapper "kept" wrapping a Pod
+    And its pods succeed after 2 seconds
+    And its pods carry a finalizer
+    And it has the annotations:
+      | successTTLDuration                  | 5s |
+      | forcefulDeletionGracePeriodDuration | 5s |
+    When it is submitted to the LocalQueue
+    Then it reaches phase Succeeded within 60 seconds
+    And its pods match within 30 seconds:
+      """
+      metadata:
+        deletionTimestamp: $present
+      status:
+        phase: Succeeded
+      """
+    And it stays Succeeded for 12 seconds
+    And it matches:
+      """
+      status:
+        conditions:
+        - {type: ResourcesDeployed, status: "True", reason: Succeeded}
+        - {type: DeletingResources, status: "True", reason: DeletionInitiated}
+      """
+    When the finalizer of its pods is removed
+    Then it matches within 30 seconds:
+      """
+      status:
+        phase: Succeeded
+        conditions:
+        - type: ResourcesDeployed
+          status: "False"
+          reason: Succeeded
+          message: Time to live after success of 5s expired
+        - {type: DeletingResources, status: "False", reason: DeletionComplete}
+      """
+    And no pod of it remains
 
   Scenario: Deleting a running AppWrapper passes through Terminating and removes its finalizer last
     Given an AppWrapper "doomed" wrapping a Pod

@@ -89,6 +89,66 @@ Feature: Fault tolerance
       """
     And no pod of it remains
 
+  Scenario Outline: A missing <kind> fails the workload without a retry
+    # Upstream e2e "Deleting a Running Component yields a failed AppWrapper". Wrapped objects
+    # are not watched: the periodic check of a ready workload (every 60 s) finds it.
+    Given an AppWrapper "missing" wrapping a <kind> with 2 replicas
+    When it is submitted to the LocalQueue
+    Then 2 pods of it are Running within 60 seconds
+    When its wrapped <kind> is deleted
+    Then it reaches phase Failed within the detection period
+    And its resettingCount is 0
+    And it matches within 30 seconds:
+      """
+      status:
+        conditions:
+        - type: Unhealthy
+          status: "True"
+          reason: MissingComponent
+          message: Only found 0 deployed components, but was expecting 1
+        - {type: ResourcesDeployed, status: "False", reason: Failed, message: Resources deleted for failed AppWrapper}
+        - {type: QuotaReserved, status: "False", reason: Failed}
+      """
+    And no pod of it remains within 30 seconds
+
+    Examples:
+      | kind        |
+      | Deployment  |
+      | StatefulSet |
+
+  Scenario: With retryLimit 0 the first failure fails the workload, which keeps its quota until its resources are gone
+    # Upstream controller test "A Pod Failure leads to a failed AppWrapper" (retry limit 0):
+    # Failed at once, ResourcesDeployed and QuotaReserved True until the deletion completed.
+    # A pod that hangs in termination holds that moment off for the forceful-deletion period.
+    Given an AppWrapper "nolimit" wrapping a Pod and a Pod
+    And its pods hang on deletion
+    And the pods of component 2 fail with exit code 1 after 2 seconds
+    And it has the annotations:
+      | failureGracePeriodDuration          | 0s  |
+      | retryLimit                          | 0   |
+      | forcefulDeletionGracePeriodDuration | 10s |
+    When it is submitted to the LocalQueue
+    Then it reaches phase Failed within the detection period
+    And the monitor saw it go from Running to Failed
+    And its resettingCount is 0
+    And it matches:
+      """
+      status:
+        conditions:
+        - {type: Unhealthy, status: "True", reason: FoundFailedPods}
+        - {type: ResourcesDeployed, status: "True"}
+        - {type: QuotaReserved, status: "True"}
+      """
+    And it matches within 30 seconds:
+      """
+      status:
+        conditions:
+        - {type: ResourcesDeployed, status: "False", reason: Failed, message: Resources deleted for failed AppWrapper}
+        - {type: QuotaReserved, status: "False", reason: Failed, message: No resources deployed}
+      """
+    And no pod of it remains
+    And the ClusterQueue has 0 admitted workloads within 30 seconds
+
   Scenario: A Job that failed resets the workload without waiting for the failure grace period
     # A failed component is checked before failed pods and has no grace period: the reason
     # tells the component was the cause. A controller may still find the failed pod a moment

@@ -91,3 +91,57 @@ Feature: Working with Kueue
     And the AppWrapper "low" reaches phase Suspended within 30 seconds
     And no pod of it remains
     And the AppWrapper "high" reaches phase Running within 60 seconds
+
+  Scenario: Two components placed on two ResourceFlavors each get their own podSetInfos
+    # Each flavor has room for one of the two podSets, so Kueue puts the first on the first
+    # flavor and the second on the other; each component's pods get that flavor's node labels.
+    Given the ClusterQueue has 1 CPU on each of the ResourceFlavors:
+      | flavor | node label                         |
+      | first  | kubernetes.io/hostname=kwok-node-0 |
+      | second | kubernetes.io/hostname=kwok-node-1 |
+    And an AppWrapper "spread" wrapping a Pod and a Job with 1 pod
+    And its pods request 1 CPU
+    When it is submitted to the LocalQueue
+    Then it reaches phase Running within 60 seconds
+    And it matches:
+      """
+      spec:
+        components:
+        - podSetInfos: [{nodeSelector: {kubernetes.io/hostname: kwok-node-0}, labels: {kueue.x-k8s.io/podset: spread-0}}]
+        - podSetInfos: [{nodeSelector: {kubernetes.io/hostname: kwok-node-1}, labels: {kueue.x-k8s.io/podset: spread-1}}]
+      """
+    And 2 pods of it are Running within 60 seconds
+    And the pods of component 1 match:
+      """
+      metadata:
+        labels: {kueue.x-k8s.io/podset: spread-0}
+      spec:
+        nodeSelector: {kubernetes.io/hostname: kwok-node-0}
+        nodeName: kwok-node-0
+      """
+    And the pods of component 2 match:
+      """
+      metadata:
+        labels: {kueue.x-k8s.io/podset: spread-1}
+      spec:
+        nodeSelector: {kubernetes.io/hostname: kwok-node-1}
+        nodeName: kwok-node-1
+      """
+
+  Scenario: An AppWrapper has exactly one Workload, which is finished once the AppWrapper succeeded
+    # Its wrapped Jobs are owned by the AppWrapper, so Kueue makes no Workload of their own
+    # (upstream e2e "Recognition of Child Jobs"; spec §1.7).
+    Given an AppWrapper "single" wrapping a Job with 2 pods and a Job with 1 pod
+    When it is submitted to the LocalQueue
+    Then 3 pods of it are Running within 60 seconds
+    And its workload is the only one in the namespace
+    When its pods succeed
+    Then it reaches phase Succeeded within 30 seconds
+    And its workload matches within 30 seconds:
+      """
+      status:
+        conditions:
+        - {type: Finished, status: "True"}
+      """
+    And its workload is the only one in the namespace
+    And the ClusterQueue has 0 admitted workloads within 30 seconds

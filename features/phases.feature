@@ -177,6 +177,33 @@ Feature: Phases
         - {type: ResourcesDeployed, status: "True", reason: Succeeded}
       """
 
+  Scenario: Running stays Running while one pod has succeeded and another still runs
+    # Upstream controller test "Happy Path Lifecycle": success needs every pod done.
+    Given an AppWrapper "half" wrapping a Pod and a Pod
+    And the pods of component 1 succeed after 2 seconds
+    When it is submitted to the LocalQueue
+    Then 1 pod of it is Succeeded within 60 seconds
+    And 1 pod of it is Running within 30 seconds
+    And it stays Running for 5 seconds
+    And it matches within 30 seconds:
+      """
+      status:
+        conditions:
+        - {type: QuotaReserved, status: "True"}
+        - {type: PodsReady, status: "True", reason: SufficientPodsReady, message: 1 pods running; 1 pods succeeded}
+      """
+    When its pods succeed
+    Then it reaches phase Succeeded within 30 seconds
+    And it matches:
+      """
+      status:
+        conditions:
+        - type: QuotaReserved
+          status: "False"
+          reason: Succeeded
+          message: 2 pods succeeded and no running, pending, or failed pods
+      """
+
   Scenario: Running → Failed: a wrapped object disappears
     Given an AppWrapper "lost" wrapping a Pod
     When it is submitted to the LocalQueue

@@ -13,6 +13,12 @@ Feature: Admission of AppWrappers
     When I try to create it
     Then it is refused with "components contains no podspecs" at "spec.components"
 
+  Scenario: An AppWrapper whose only component is a Service is refused
+    # Upstream e2e "There must be at least one podspec (b)".
+    Given an AppWrapper "service-only" wrapping a Service
+    When I try to create it
+    Then it is refused with "components contains no podspecs" at "spec.components"
+
   Scenario: An AppWrapper with more than eight podspecs is refused
     Given an AppWrapper "nine" wrapping a Pod and a Pod and a Pod and a Pod and a Pod and a Pod and a Pod and a Pod and a Pod
     When I try to create it

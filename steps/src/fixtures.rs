@@ -14,6 +14,10 @@ pub const HANG_LABEL: &str = "awconf.dev/hang-on-delete";
 pub const EXIT_CODE_ANNOTATION: &str = "awconf.dev/exit-code";
 pub const START_DELAY_ANNOTATION: &str = "awconf.dev/start-delay";
 pub const RUN_DURATION_ANNOTATION: &str = "awconf.dev/run-duration";
+/// A finalizer of ours on a pod: the pod stays (Terminating) after any deletion until a step
+/// removes it. The only way to keep a pod that already succeeded or failed, which the API
+/// server otherwise deletes at once.
+pub const HOLD_FINALIZER: &str = "awconf.dev/hold";
 
 /// An AppWrapper named `name` with the given components.
 pub fn appwrapper(name: &str, components: Vec<Value>) -> Value {
@@ -46,7 +50,8 @@ fn pod_template(app: &str, restart_policy: &str) -> Value {
 }
 
 /// One component from a phrase: `a Pod`, `a Job with 2 pods`, `a Job with 1 pod and
-/// backoffLimit 0`, `a Deployment with 2 replicas`, `a StatefulSet with 3 replicas`.
+/// backoffLimit 0`, `a Deployment with 2 replicas`, `a StatefulSet with 3 replicas`,
+/// `a Service` (no pods).
 pub fn component(aw: &str, index: usize, phrase: &str) -> anyhow::Result<Value> {
     let words: Vec<&str> = phrase.split_whitespace().collect();
     let number = |i: usize| -> anyhow::Result<i64> {
@@ -94,8 +99,17 @@ pub fn component(aw: &str, index: usize, phrase: &str) -> anyhow::Result<Value> 
             }
             json!({ "apiVersion": "apps/v1", "kind": kind, "metadata": { "name": name }, "spec": spec })
         }
+        ("Service", 2) => json!({
+            "apiVersion": "v1",
+            "kind": "Service",
+            "metadata": { "name": name },
+            "spec": {
+                "selector": { "app": aw },
+                "ports": [{ "port": 80, "protocol": "TCP" }],
+            },
+        }),
         _ => anyhow::bail!(
-            "unknown fixture {phrase:?}: expected `a Pod`, `a Job with N pods [and backoffLimit B]`, `a Deployment with N replicas` or `a StatefulSet with N replicas`"
+            "unknown fixture {phrase:?}: expected `a Pod`, `a Job with N pods [and backoffLimit B]`, `a Deployment with N replicas`, `a StatefulSet with N replicas` or `a Service`"
         ),
     };
     Ok(json!({ "template": template }))
@@ -132,6 +146,7 @@ pub enum PodSteer {
     StayPending,
     KeepRunning,
     HangOnDeletion,
+    CarryFinalizer,
     StartAfter(u64),
     RequestCpu(String),
     RequestGpus(u32),
@@ -142,7 +157,8 @@ impl std::str::FromStr for PodSteer {
 
     /// `succeed`, `succeed after 3 seconds`, `fail with exit code 1`,
     /// `fail with exit code 42 after 2 seconds`, `stay pending`, `keep running`,
-    /// `hang on deletion`, `start after 5 seconds`, `request 2 CPU`, `request 1 GPU`.
+    /// `hang on deletion`, `carry a finalizer`, `start after 5 seconds`, `request 2 CPU`,
+    /// `request 1 GPU`.
     fn from_str(text: &str) -> Result<Self, Self::Err> {
         let bad = || format!("unknown pod behaviour {text:?}");
         let words: Vec<&str> = text.split_whitespace().collect();
@@ -162,6 +178,7 @@ impl std::str::FromStr for PodSteer {
             ["stay", "pending"] => Ok(PodSteer::StayPending),
             ["keep", "running"] => Ok(PodSteer::KeepRunning),
             ["hang", "on", "deletion"] => Ok(PodSteer::HangOnDeletion),
+            ["carry", "a", "finalizer"] => Ok(PodSteer::CarryFinalizer),
             ["start", ..] => after(1)?.map(PodSteer::StartAfter).ok_or_else(bad),
             ["request", n, "CPU" | "CPUs"] => Ok(PodSteer::RequestCpu(n.to_string())),
             ["request", n, "GPU" | "GPUs"] => {
@@ -195,7 +212,9 @@ impl PodSteer {
                 vec![],
                 vec![(START_DELAY_ANNOTATION, Some(format!("{s}s")))],
             ),
-            PodSteer::RequestCpu(_) | PodSteer::RequestGpus(_) => (vec![], vec![]),
+            PodSteer::CarryFinalizer | PodSteer::RequestCpu(_) | PodSteer::RequestGpus(_) => {
+                (vec![], vec![])
+            }
         }
     }
 
@@ -218,6 +237,9 @@ impl PodSteer {
                     }
                 }
             }
+        }
+        if *self == PodSteer::CarryFinalizer {
+            meta["finalizers"] = json!([HOLD_FINALIZER]);
         }
         let resource = match self {
             PodSteer::RequestCpu(cpu) => Some(("requests", "cpu", json!(cpu))),
@@ -304,6 +326,9 @@ mod tests {
         assert!(components("aw", "a Pod with wings").is_err());
         let sts = component("x", 0, "a StatefulSet with 2 replicas").unwrap();
         assert_eq!(sts["template"]["spec"]["serviceName"], "x-statefulset");
+        let service = component("x", 1, "a Service").unwrap();
+        assert_eq!(service["template"]["kind"], "Service");
+        assert_eq!(service["template"]["metadata"]["name"], "x-service-1");
     }
 
     #[rstest]
@@ -313,6 +338,7 @@ mod tests {
     #[case("fail with exit code 1 after 1 second", PodSteer::Fail { exit_code: 1, after: Some(1) })]
     #[case("stay pending", PodSteer::StayPending)]
     #[case("hang on deletion", PodSteer::HangOnDeletion)]
+    #[case("carry a finalizer", PodSteer::CarryFinalizer)]
     #[case("request 1 GPU", PodSteer::RequestGpus(1))]
     #[case("request 2 CPU", PodSteer::RequestCpu("2".into()))]
     fn pod_behaviours_parse(#[case] text: &str, #[case] expected: PodSteer) {
@@ -355,5 +381,21 @@ mod tests {
                 .is_none()
         );
         assert!(steer_templates(&mut aw, Some(3), &PodSteer::KeepRunning).is_err());
+    }
+
+    #[test]
+    fn a_finalizer_is_put_on_the_pod_template_and_a_service_has_none() {
+        let mut aw = appwrapper("aw", components("aw", "a Pod and a Service").unwrap());
+        steer_templates(&mut aw, None, &PodSteer::CarryFinalizer).unwrap();
+        let components = &aw["spec"]["components"];
+        assert_eq!(
+            components[0]["template"]["metadata"]["finalizers"],
+            json!([HOLD_FINALIZER])
+        );
+        assert!(
+            components[1]["template"]["metadata"]
+                .get("finalizers")
+                .is_none()
+        );
     }
 }

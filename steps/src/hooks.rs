@@ -8,7 +8,7 @@ use std::time::Duration;
 
 use cucumber::event::ScenarioFinished;
 use cucumber::gherkin::{Feature, Rule, Scenario};
-use k8s_openapi::api::core::v1::{Namespace, Node};
+use k8s_openapi::api::core::v1::{Namespace, Node, Pod};
 use kube::api::{Api, DeleteParams, DynamicObject, ListParams, Patch, PatchParams};
 use serde_json::json;
 
@@ -182,6 +182,12 @@ async fn revert(client: &kube::Client, undo: &Undo) -> anyhow::Result<()> {
                 .await?;
         }
         Undo::NodeTaint { node, key } => clusters::nodes::untaint(client, node, key).await?,
+        Undo::PodFinalizers { namespace } => {
+            let pods = Api::<Pod>::namespaced(client.clone(), namespace)
+                .list(&ListParams::default())
+                .await?;
+            crate::steps::pods::release(client, namespace, &pods.items).await?;
+        }
         Undo::NodeNotReady { node } => {
             // kwok takes the node back and reports it Ready; the node lifecycle controller
             // then lifts its not-ready taints.
@@ -291,6 +297,18 @@ async fn delete_namespace(w: &AwWorld) -> anyhow::Result<()> {
         Ok(_) => {}
         Err(kube::Error::Api(e)) if e.code == 404 => {}
         Err(e) => return Err(e.into()),
+    }
+    // Kueue lets a ResourceFlavor go once no ClusterQueue uses it.
+    let flavors = Api::<DynamicObject>::all_with(
+        w.client.clone(),
+        &clusters::kueue::objects::api_resource("ResourceFlavor"),
+    );
+    for flavor in &w.flavors {
+        match flavors.delete(flavor, &DeleteParams::background()).await {
+            Ok(_) => {}
+            Err(kube::Error::Api(e)) if e.code == 404 => {}
+            Err(e) => return Err(e.into()),
+        }
     }
     match Api::<Namespace>::all(w.client.clone())
         .delete(&w.ns, &DeleteParams::background())

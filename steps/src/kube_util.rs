@@ -197,31 +197,42 @@ pub async fn remaining_objects(
     Ok(left)
 }
 
+/// The Kueue Workloads of a namespace.
+pub async fn workloads_in(
+    client: &kube::Client,
+    namespace: &str,
+) -> anyhow::Result<Vec<DynamicObject>> {
+    let api: Api<DynamicObject> = Api::namespaced_with(
+        client.clone(),
+        namespace,
+        &clusters::kueue::objects::api_resource("Workload"),
+    );
+    Ok(api
+        .list(&ListParams::default())
+        .await
+        .context("listing Kueue Workloads")?
+        .items)
+}
+
+pub fn owned_by_appwrapper(object: &DynamicObject, appwrapper: &str) -> bool {
+    object
+        .metadata
+        .owner_references
+        .iter()
+        .flatten()
+        .any(|o| o.kind == "AppWrapper" && o.name == appwrapper)
+}
+
 /// The Kueue Workload owned by an AppWrapper.
 pub async fn workload_of(
     client: &kube::Client,
     namespace: &str,
     appwrapper: &str,
 ) -> anyhow::Result<Option<Value>> {
-    let api: Api<DynamicObject> = Api::namespaced_with(
-        client.clone(),
-        namespace,
-        &clusters::kueue::objects::api_resource("Workload"),
-    );
-    let list = api
-        .list(&ListParams::default())
-        .await
-        .context("listing Kueue Workloads")?;
-    Ok(list
-        .items
+    Ok(workloads_in(client, namespace)
+        .await?
         .iter()
-        .find(|w| {
-            w.metadata
-                .owner_references
-                .iter()
-                .flatten()
-                .any(|o| o.kind == "AppWrapper" && o.name == appwrapper)
-        })
+        .find(|w| owned_by_appwrapper(w, appwrapper))
         .map(to_value))
 }
 

@@ -18,12 +18,14 @@ use crate::steps::subject::Subject;
 /// Name of the LocalQueue in every scenario namespace.
 pub const LOCAL_QUEUE: &str = "queue";
 
-/// Something a scenario changed outside its namespace, undone when it ends.
+/// Something a scenario changed outside its namespace, undone when it ends. `PodFinalizers`:
+/// the pods of the namespace that carry [`crate::fixtures::HOLD_FINALIZER`].
 #[derive(Clone, Debug)]
 pub enum Undo {
     NodeLabel { node: String, key: String },
     NodeTaint { node: String, key: String },
     NodeNotReady { node: String },
+    PodFinalizers { namespace: String },
 }
 
 /// The scenario's hold on the serial lock: shared, or exclusive for `@serial` scenarios.
@@ -45,6 +47,10 @@ pub struct AwWorld {
     pub ns: String,
     pub cluster_queue: String,
     pub queue_spec: ClusterQueueSpec,
+    /// ResourceFlavors of this scenario's own (cluster-scoped; deleted after its
+    /// ClusterQueue). When there are any, the ClusterQueue offers its quota on each of them,
+    /// in this order, instead of on the suite's flavor.
+    pub flavors: Vec<String>,
     /// AppWrappers defined but not yet submitted, by name.
     pub drafts: BTreeMap<String, Value>,
     /// Submitted AppWrappers, in order.
@@ -93,6 +99,7 @@ impl AwWorld {
             ns: String::new(),
             cluster_queue: String::new(),
             queue_spec: ClusterQueueSpec::default(),
+            flavors: Vec::new(),
             drafts: BTreeMap::new(),
             submitted: Vec::new(),
             current: None,
@@ -167,12 +174,13 @@ impl AwWorld {
     }
 
     pub async fn apply_cluster_queue(&self) -> anyhow::Result<()> {
-        objects::apply(
-            &self.client,
-            &objects::cluster_queue(&self.cluster_queue, &self.queue_spec),
-        )
-        .await
-        .context("applying the ClusterQueue")?;
+        let mut queue = objects::cluster_queue(&self.cluster_queue, &self.queue_spec);
+        if !self.flavors.is_empty() {
+            offer_on(&mut queue, &self.flavors);
+        }
+        objects::apply(&self.client, &queue)
+            .await
+            .context("applying the ClusterQueue")?;
         Ok(())
     }
 
@@ -223,6 +231,20 @@ impl AwWorld {
     }
 }
 
+/// Makes a ClusterQueue offer the quota of its first flavor on each of `flavors` instead.
+fn offer_on(queue: &mut Value, flavors: &[String]) {
+    let list = &mut queue["spec"]["resourceGroups"][0]["flavors"];
+    let quota = list[0].clone();
+    *list = flavors
+        .iter()
+        .map(|name| {
+            let mut flavor = quota.clone();
+            flavor["name"] = json!(name);
+            flavor
+        })
+        .collect();
+}
+
 /// `aw-<n>-<scenario words>`, a valid namespace name of at most 63 characters.
 pub fn namespace_name(id: usize, scenario: &str) -> String {
     let mut slug = String::new();
@@ -244,6 +266,20 @@ pub fn namespace_name(id: usize, scenario: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_queue_offers_the_same_quota_on_each_flavor() {
+        let spec = ClusterQueueSpec {
+            flavor: "suite".into(),
+            ..ClusterQueueSpec::default()
+        };
+        let mut queue = objects::cluster_queue("cq", &spec);
+        offer_on(&mut queue, &["a".to_string(), "b".to_string()]);
+        let flavors = &queue["spec"]["resourceGroups"][0]["flavors"];
+        assert_eq!(flavors[0]["name"], "a");
+        assert_eq!(flavors[1]["name"], "b");
+        assert_eq!(flavors[0]["resources"], flavors[1]["resources"]);
+    }
 
     #[test]
     fn namespace_names_are_valid() {

@@ -10,7 +10,7 @@ use super::subject::Subject;
 use crate::annotations;
 use crate::fixtures::{self, PodSteer};
 use crate::kube_util;
-use crate::world::{AwWorld, LOCAL_QUEUE};
+use crate::world::{AwWorld, LOCAL_QUEUE, Undo};
 use crate::yaml;
 
 fn docstring(w: &AwWorld, step: &Step) -> anyhow::Result<Value> {
@@ -63,16 +63,31 @@ async fn defined_by(w: &mut AwWorld, name: String, step: &Step) -> anyhow::Resul
     Ok(())
 }
 
+/// Steers the pod templates of a defined AppWrapper (all, or component `only`); pods held by
+/// a finalizer are released when the scenario ends, whatever happened.
+fn steer_pods(
+    w: &mut AwWorld,
+    subject: &Subject,
+    only: Option<usize>,
+    behaviour: &str,
+) -> anyhow::Result<()> {
+    let steer: PodSteer = behaviour.parse().map_err(anyhow::Error::msg)?;
+    fixtures::steer_templates(w.draft_mut(subject)?, only, &steer)?;
+    if steer == PodSteer::CarryFinalizer {
+        let namespace = w.ns.clone();
+        w.undo.push(Undo::PodFinalizers { namespace });
+    }
+    Ok(())
+}
+
 #[given(regex = r#"^(its|the AppWrapper(?: "[^"]+")?'s) pods (.+)$"#)]
 async fn its_pods(w: &mut AwWorld, subject: Subject, behaviour: String) -> anyhow::Result<()> {
-    let steer: PodSteer = behaviour.parse().map_err(anyhow::Error::msg)?;
-    fixtures::steer_templates(w.draft_mut(&subject)?, None, &steer)
+    steer_pods(w, &subject, None, &behaviour)
 }
 
 #[given(regex = r#"^the pods of (?:its )?component (\d+) (.+)$"#)]
 async fn component_pods(w: &mut AwWorld, index: usize, behaviour: String) -> anyhow::Result<()> {
-    let steer: PodSteer = behaviour.parse().map_err(anyhow::Error::msg)?;
-    fixtures::steer_templates(w.draft_mut(&Subject(None))?, Some(index), &steer)
+    steer_pods(w, &Subject(None), Some(index), &behaviour)
 }
 
 /// Sets an annotation given by its full key.

@@ -22,6 +22,39 @@ async fn quota(w: &mut AwWorld, cpus: u32) -> anyhow::Result<()> {
     Ok(())
 }
 
+/// ResourceFlavors of the scenario's own, one per table row `| flavor | node label |` (`key=value`),
+/// named `<namespace>-<flavor>`; the ClusterQueue offers the quota on each, in the table's
+/// order (Kueue tries them in that order for each podSet).
+#[given(regex = r"^the ClusterQueue has (\d+) CPUs? on each of the ResourceFlavors:$")]
+async fn flavors(w: &mut AwWorld, cpus: u32, step: &Step) -> anyhow::Result<()> {
+    let table = step
+        .table
+        .as_ref()
+        .context("this step needs a table: | flavor | node label |")?;
+    for row in table.rows.iter().skip(1) {
+        let [flavor, label] = row.as_slice() else {
+            anyhow::bail!("expected | flavor | node label |, found {row:?}");
+        };
+        let (key, value) = label
+            .split_once('=')
+            .with_context(|| format!("a node label is key=value, found {label:?}"))?;
+        let name = format!("{}-{flavor}", w.ns);
+        let mut object = objects::resource_flavor(&name);
+        object["spec"] = json!({ "nodeLabels": { key: value } });
+        objects::apply(&w.client, &object)
+            .await
+            .with_context(|| format!("creating ResourceFlavor {name}"))?;
+        w.flavors.push(name);
+    }
+    w.queue_spec.quota.cpu = cpus.to_string();
+    w.apply_cluster_queue().await?;
+    w.note(format!(
+        "ClusterQueue offers {cpus} CPU on each of {}",
+        w.flavors.join(", ")
+    ));
+    Ok(())
+}
+
 #[given(regex = r"^the ClusterQueue preempts lower-priority workloads$")]
 async fn preempts(w: &mut AwWorld) -> anyhow::Result<()> {
     w.queue_spec.preemption = Some("LowerPriority".into());
@@ -104,6 +137,43 @@ async fn workload_matches(
     )
     .await?;
     Ok(())
+}
+
+/// Read once: Kueue made no Workload of its own for a wrapped object (their controller owner
+/// reference is the AppWrapper), and no second one for the AppWrapper.
+#[then(
+    regex = r#"^(its|the AppWrapper(?: "[^"]+")?'s) workload is the only one in the namespace$"#
+)]
+async fn only_workload(w: &mut AwWorld, subject: Subject) -> anyhow::Result<()> {
+    let name = w.select(&subject)?;
+    let workloads = kube_util::workloads_in(&w.client, &w.ns).await?;
+    if let [only] = workloads.as_slice()
+        && kube_util::owned_by_appwrapper(only, &name)
+    {
+        return Ok(());
+    }
+    let found: Vec<String> = workloads
+        .iter()
+        .map(|workload| {
+            let owners: Vec<String> = workload
+                .metadata
+                .owner_references
+                .iter()
+                .flatten()
+                .map(|o| format!("{} {}", o.kind, o.name))
+                .collect();
+            format!(
+                "Workload {} owned by [{}]",
+                workload.metadata.name.as_deref().unwrap_or_default(),
+                owners.join(", ")
+            )
+        })
+        .collect();
+    anyhow::bail!(
+        "expected one Workload, owned by AppWrapper {name}; found {}:\n{}",
+        found.len(),
+        found.join("\n")
+    )
 }
 
 #[then(

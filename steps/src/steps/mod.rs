@@ -8,24 +8,25 @@
 //! `the AppWrapper "x"'s`; `[within N seconds]` is optional):
 //!
 //! - define: `an AppWrapper "x" wrapping a Pod and a Job with 2 pods [and backoffLimit 0] and
-//!   a Deployment with 2 replicas and a StatefulSet with 2 replicas`; `... with the
-//!   components:` / `... defined by:` (YAML doc string; `${namespace}`, `${queue}` are
+//!   a Deployment with 2 replicas and a StatefulSet with 2 replicas and a Service`; `... with
+//!   the components:` / `... defined by:` (YAML doc string; `${namespace}`, `${queue}` are
 //!   replaced); `S's pods succeed [after N seconds] | fail with exit code N [after N seconds] |
-//!   stay pending | keep running | hang on deletion | start after N seconds | request N CPU |
-//!   request N GPU`; `the pods of component N ...`; `S has the annotations:` (table; short keys
-//!   get the `workload.codeflare.dev.appwrapper/` prefix; an unknown key fails, see
-//!   [`crate::annotations`]); `S's annotation "k" is "v"`;
-//!   `S has priority class "p"`; `S's spec.managedBy is "m"`;
+//!   stay pending | keep running | hang on deletion | carry a finalizer | start after N
+//!   seconds | request N CPU | request N GPU`; `the pods of component N ...`; `S has the
+//!   annotations:` (table; short keys get the `workload.codeflare.dev.appwrapper/` prefix; an
+//!   unknown key fails, see [`crate::annotations`]); `S's annotation "k" is "v"`; `S has
+//!   priority class "p"`; `S's spec.managedBy is "m"`;
 //! - submit: `S is submitted to the LocalQueue`; `S is created [suspended] outside Kueue`;
 //! - queues: `the ClusterQueue has a quota of N CPU`; `the ClusterQueue preempts
-//!   lower-priority workloads`; `a WorkloadPriorityClass "p" with value N`;
+//!   lower-priority workloads`; `the ClusterQueue has N CPU on each of the ResourceFlavors:`
+//!   (table `| flavor | node label |`); `a WorkloadPriorityClass "p" with value N`;
 //!   `the namespace allows no pods|Jobs`; `the namespace allows pods|Jobs again`;
 //! - act: `S's pods succeed | fail with exit code N`; `one of S's pods fails with exit code N`;
-//!   `S's pods are deleted`; `S is deleted`; `S's wrapped Job is deleted`;
-//!   `S's spec.suspend is set to true|false`; `S's annotation "k" is set to "v"`;
-//!   `Kueue deactivates|reactivates S's workload`; `the node of S's pod is labelled "k=v" |
-//!   gets a NoExecute taint "k" | becomes NotReady`; `the controller is stopped|killed|started
-//!   again|restarted` (`@serial` scenarios only);
+//!   `S's pods are deleted`; `the finalizer of S's pods is removed`; `S is deleted`; `S's
+//!   wrapped Job is deleted`; `S's spec.suspend is set to true|false`; `S's annotation "k" is
+//!   set to "v"`; `Kueue deactivates|reactivates S's workload`; `the node of S's pod is
+//!   labelled "k=v" | gets a NoExecute taint "k" | becomes NotReady`; `the controller is
+//!   stopped|killed|started again|restarted` (`@serial` scenarios only);
 //! - assert: `S reaches phase P within N seconds`; `S is in phase P`; `S stays P for N
 //!   seconds`; `S matches [within N seconds]:` (partial YAML, see [`crate::matcher`]);
 //!   `S keeps matching for N seconds:`; `S reaches phase P | matches between N and M seconds
@@ -33,10 +34,12 @@
 //!   N and M seconds after it was deployed` (see [`windows`]); `S's C condition is
 //!   True|False [with reason R] [within N seconds]`; `S's resettingCount is N`; `S has an
 //!   event R containing "text" [within N seconds]`; `N pods of S are Running|Pending|
-//!   Succeeded|Failed [within N seconds]`; `S's pods match [within N seconds]:`; `S's wrapped
+//!   Succeeded|Failed [within N seconds]`; `S's pods match [within N seconds]:`; `the pods of component N match [within N
+//!   seconds]:`; `S's wrapped
 //!   Job matches [within N seconds]:`; `no pod of S remains [within N seconds]`; `no wrapped
 //!   object of S remains [within N seconds]`; `S is gone [within N seconds]`; `S's pods run
-//!   on another node [within N seconds]`; `S's workload matches [within N seconds]:`; `the
+//!   on another node [within N seconds]`; `S's workload matches [within N seconds]:`; `S's workload is the only one in
+//!   the namespace`; `the
 //!   ClusterQueue has N admitted workloads [within N seconds]`; `the monitor saw S go from P
 //!   to Q` (an edge seen directly);
 //! - admission (see [`webhook`]): `I try to create S` / `"user" tries to create S`; `I try to

@@ -4,7 +4,7 @@
 use anyhow::Context as _;
 use cucumber::gherkin::Step;
 use cucumber::{given, then, when};
-use k8s_openapi::api::core::v1::ResourceQuota;
+use k8s_openapi::api::core::v1::{Pod, ResourceQuota};
 use kube::api::{Api, DeleteParams, PostParams};
 use serde_json::json;
 
@@ -166,29 +166,85 @@ async fn pods_match(
 ) -> anyhow::Result<()> {
     let name = w.select(&subject)?;
     let expected = expected_yaml(w, step)?;
-    let (client, ns, aw, expected) = (&w.client, w.ns.as_str(), name.as_str(), &expected);
-    wait::expect(
-        patience(&seconds)?,
-        &format!("every pod of AppWrapper {name} to match"),
-        move || async move {
-            let pods = kube_util::pods_of(client, ns, aw).await?;
-            if pods.is_empty() {
-                return Ok(Check::NotYet("no pods".into()));
+    let what = format!("every pod of AppWrapper {name}");
+    all_pods_match(w, &name, &what, &expected, patience(&seconds)?, &|_| true).await
+}
+
+/// The pods of component N (1-based, in `status.componentStatus`): the Pod itself, or the pods
+/// the object owns directly (a Job's, a StatefulSet's; not a Deployment's).
+#[then(
+    regex = r#"^the pods of (?:its )?component (\d+) match(?: within (\d+ seconds?|(?:the|\d+) detection periods?(?: plus \d+ seconds?)?))?:$"#
+)]
+async fn component_pods_match(
+    w: &mut AwWorld,
+    index: usize,
+    seconds: String,
+    step: &Step,
+) -> anyhow::Result<()> {
+    let name = w.select(&Subject(None))?;
+    let expected = expected_yaml(w, step)?;
+    let aw = w.existing(&name).await?;
+    let status = index
+        .checked_sub(1)
+        .and_then(|i| aw["status"]["componentStatus"].get(i))
+        .with_context(|| format!("AppWrapper {name} has no component {index}"))?;
+    let (kind, object) = (
+        status["kind"].as_str().unwrap_or_default(),
+        status["name"].as_str().unwrap_or_default(),
+    );
+    anyhow::ensure!(
+        !object.is_empty(),
+        "component {index} of {name} has no object yet"
+    );
+    let what = format!("every pod of {kind} {object} (component {index} of {name})");
+    let made_here = |pod: &Pod| made_by(pod, kind, object);
+    all_pods_match(w, &name, &what, &expected, patience(&seconds)?, &made_here).await
+}
+
+/// Whether `pod` is the wrapped object `kind`/`name` or directly owned by it.
+fn made_by(pod: &Pod, kind: &str, name: &str) -> bool {
+    let is_it = kind == "Pod" && pod.metadata.name.as_deref() == Some(name);
+    is_it
+        || pod
+            .metadata
+            .owner_references
+            .iter()
+            .flatten()
+            .any(|o| o.kind == kind && o.name == name)
+}
+
+/// Waits until the AppWrapper has pods that `chosen` selects and every one of them matches.
+async fn all_pods_match(
+    w: &AwWorld,
+    name: &str,
+    what: &str,
+    expected: &serde_json::Value,
+    patience: crate::wait::Patience,
+    chosen: &dyn Fn(&Pod) -> bool,
+) -> anyhow::Result<()> {
+    let (client, ns) = (&w.client, w.ns.as_str());
+    wait::expect(patience, &format!("{what} to match"), move || async move {
+        let pods: Vec<Pod> = kube_util::pods_of(client, ns, name)
+            .await?
+            .into_iter()
+            .filter(|p| chosen(p))
+            .collect();
+        if pods.is_empty() {
+            return Ok(Check::NotYet("no pods".into()));
+        }
+        for pod in &pods {
+            let value = kube_util::to_value(pod);
+            if !matcher::matches(expected, &value) {
+                return Ok(Check::NotYet(format!(
+                    "pod {}:\n{}\nlast object seen:\n{}",
+                    pod.metadata.name.as_deref().unwrap_or_default(),
+                    matcher::explain(expected, &value),
+                    crate::yaml::render_object(&value)
+                )));
             }
-            for pod in &pods {
-                let value = kube_util::to_value(pod);
-                if !matcher::matches(expected, &value) {
-                    return Ok(Check::NotYet(format!(
-                        "pod {}:\n{}\nlast object seen:\n{}",
-                        pod.metadata.name.as_deref().unwrap_or_default(),
-                        matcher::explain(expected, &value),
-                        crate::yaml::render_object(&value)
-                    )));
-                }
-            }
-            Ok(Check::Done(()))
-        },
-    )
+        }
+        Ok(Check::Done(()))
+    })
     .await
 }
 

@@ -10,7 +10,7 @@ use serde_json::{Value, json};
 
 use super::secs;
 use super::subject::Subject;
-use crate::fixtures::PodSteer;
+use crate::fixtures::{HOLD_FINALIZER, PodSteer};
 use crate::kube_util::{self, pod_phase};
 use crate::wait::{self, Check};
 use crate::world::AwWorld;
@@ -129,5 +129,45 @@ async fn pods_deleted(w: &mut AwWorld, subject: Subject) -> anyhow::Result<()> {
             .with_context(|| format!("deleting pod {pod_name}"))?;
     }
     w.note(format!("deleted {} pod(s) of {name}", pods.len()));
+    Ok(())
+}
+
+/// Removes [`HOLD_FINALIZER`] from those of `pods` that carry it; returns how many did.
+pub async fn release(
+    client: &kube::Client,
+    namespace: &str,
+    pods: &[Pod],
+) -> anyhow::Result<usize> {
+    let api = Api::<Pod>::namespaced(client.clone(), namespace);
+    let mut released = 0;
+    for pod in pods {
+        let finalizers = pod.metadata.finalizers.clone().unwrap_or_default();
+        if !finalizers.iter().any(|f| f == HOLD_FINALIZER) {
+            continue;
+        }
+        let kept: Vec<&String> = finalizers.iter().filter(|f| *f != HOLD_FINALIZER).collect();
+        let name = pod.metadata.name.clone().unwrap_or_default();
+        let patch = json!({"metadata": {"finalizers": kept}});
+        api.patch(&name, &PatchParams::default(), &Patch::Merge(&patch))
+            .await
+            .with_context(|| format!("removing the finalizer {HOLD_FINALIZER} of pod {name}"))?;
+        released += 1;
+    }
+    Ok(released)
+}
+
+#[when(regex = r#"^the finalizer of (its|the AppWrapper(?: "[^"]+")?'s) pods is removed$"#)]
+async fn finalizer_removed(w: &mut AwWorld, subject: Subject) -> anyhow::Result<()> {
+    let name = w.select(&subject)?;
+    let pods = kube_util::pods_of(&w.client, &w.ns, &name).await?;
+    let released = release(&w.client, &w.ns, &pods).await?;
+    anyhow::ensure!(
+        released > 0,
+        "no pod of {name} carries the finalizer {HOLD_FINALIZER}:\n{}",
+        describe(&pods)
+    );
+    w.note(format!(
+        "removed the finalizer of {released} pod(s) of {name}"
+    ));
     Ok(())
 }

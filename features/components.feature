@@ -1,0 +1,73 @@
+Feature: What an AppWrapper wraps
+  A component may be any object, whether it makes pods or not, and may be named by
+  `generateName`: the controller creates it as it is, records the name it got, owns it, and
+  counts only the pods of the podSets (spec §3.2, §4.2, §4.6; upstream e2e "Creation of
+  Fundamental GVKs").
+
+  Scenario: A Service beside a Pod is created with it and adds no pods to wait for
+    Given an AppWrapper "served" wrapping a Pod and a Service
+    When it is submitted to the LocalQueue
+    Then it reaches phase Running within 60 seconds
+    And 1 pod of it is Running within 60 seconds
+    And it stays Running for 10 seconds
+    And it matches within 30 seconds:
+      """
+      status:
+        conditions:
+        - {type: PodsReady, status: "True", reason: SufficientPodsReady, message: 1 pods running; 0 pods succeeded}
+        componentStatus:
+          $length: 2
+          $items:
+          - {kind: Pod, name: served-pod, conditions: [{type: ResourcesDeployed, status: "True", reason: ComponentCreatedSuccessfully}]}
+          - {kind: Service, apiVersion: v1, name: served-service-1, conditions: [{type: ResourcesDeployed, status: "True", reason: ComponentCreatedSuccessfully}]}
+      """
+    And its wrapped Service matches:
+      """
+      metadata:
+        labels: {workload.codeflare.dev/appwrapper: served}
+        ownerReferences:
+        - {kind: AppWrapper, name: served, controller: true, blockOwnerDeletion: true}
+      """
+    When it is deleted
+    Then it is gone within 30 seconds
+    And no pod of it remains
+
+  Scenario: A Job named by generateName is created once and its generated name is recorded
+    Given an AppWrapper "generated" with the components:
+      """
+      - template:
+          apiVersion: batch/v1
+          kind: Job
+          metadata:
+            generateName: generated-job-
+          spec:
+            template:
+              metadata:
+                labels: {awconf.dev/outcome: running}
+              spec:
+                restartPolicy: Never
+                containers:
+                - {name: main, image: busybox, resources: {requests: {cpu: 100m}}}
+      """
+    When it is submitted to the LocalQueue
+    Then it reaches phase Running within 60 seconds
+    And it stays Running for 5 seconds
+    And 1 pod of it is Running within 60 seconds
+    And it matches:
+      """
+      status:
+        componentStatus:
+        - kind: Job
+          conditions: [{type: ResourcesDeployed, status: "True", reason: ComponentCreatedSuccessfully}]
+      """
+    And its wrapped Job matches:
+      """
+      metadata:
+        name: '$regex:^generated-job-[a-z0-9]+$'
+        generateName: generated-job-
+        ownerReferences:
+        - {kind: AppWrapper, name: generated, controller: true}
+      """
+    When it is deleted
+    Then it is gone within 30 seconds
+    And no pod of it remains
