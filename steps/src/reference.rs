@@ -145,22 +145,10 @@ pub async fn install(
     for object in &objects {
         apply(client, object).await?;
     }
-    let (mutating, validating) = service_webhooks(fail_open);
-    let params = PatchParams::apply("awconf").force();
-    let name = |meta: &kube::api::ObjectMeta| meta.name.clone().unwrap_or_default();
-    Api::<MutatingWebhookConfiguration>::all(client.clone())
-        .patch(&name(&mutating.metadata), &params, &Patch::Apply(&mutating))
+    let (mutating, validating) = service_webhooks();
+    crate::webhook::apply_configurations(client, mutating, validating, fail_open)
         .await
-        .context("registering the reference operator's mutating webhook")?;
-    Api::<ValidatingWebhookConfiguration>::all(client.clone())
-        .patch(
-            &name(&validating.metadata),
-            &params,
-            &Patch::Apply(&validating),
-        )
-        .await
-        .context("registering the reference operator's validating webhook")?;
-    Ok(())
+        .context("registering the reference operator's webhooks")
 }
 
 async fn apply(client: &kube::Client, object: &Value) -> anyhow::Result<()> {
@@ -187,9 +175,7 @@ async fn apply(client: &kube::Client, object: &Value) -> anyhow::Result<()> {
 
 /// The operator's two webhook configurations (names, webhooks, rules and paths as in its
 /// `config/webhook/manifests.yaml`), reaching it through its Service.
-pub fn service_webhooks(
-    fail_open: bool,
-) -> (MutatingWebhookConfiguration, ValidatingWebhookConfiguration) {
+pub fn service_webhooks() -> (MutatingWebhookConfiguration, ValidatingWebhookConfiguration) {
     let (mut mutating, mut validating) = webhook_configurations("https://unused", "");
     let through_service = |config: &mut WebhookClientConfig| {
         let path = config
@@ -204,14 +190,11 @@ pub fn service_webhooks(
             port: Some(443),
         });
     };
-    let policy = Some(if fail_open { "Ignore" } else { "Fail" }.to_owned());
     for webhook in mutating.webhooks.iter_mut().flatten() {
         through_service(&mut webhook.client_config);
-        webhook.failure_policy = policy.clone();
     }
     for webhook in validating.webhooks.iter_mut().flatten() {
         through_service(&mut webhook.client_config);
-        webhook.failure_policy = policy.clone();
     }
     (mutating, validating)
 }
@@ -284,7 +267,7 @@ mod tests {
 
     #[test]
     fn the_webhooks_reach_the_operator_through_its_service() {
-        let (mutating, validating) = service_webhooks(false);
+        let (mutating, validating) = service_webhooks();
         assert_eq!(
             mutating.metadata.name.as_deref(),
             Some("appwrapper-mutating-webhook-configuration")
@@ -299,11 +282,6 @@ mod tests {
         );
         assert!(hook.client_config.url.is_none() && hook.client_config.ca_bundle.is_none());
         assert_eq!(hook.failure_policy.as_deref(), Some("Fail"));
-        let (open, _) = service_webhooks(true);
-        assert_eq!(
-            open.webhooks.unwrap()[0].failure_policy.as_deref(),
-            Some("Ignore")
-        );
     }
 
     #[test]

@@ -75,32 +75,42 @@ impl WebhookEndpoint {
     /// of refusing them.
     pub async fn register(&self, client: &kube::Client, fail_open: bool) -> anyhow::Result<()> {
         let url = format!("https://{}", self.bind_address());
-        let (mut mutating, mut validating) = webhook_configurations(&url, &self.ca_pem);
-        if fail_open {
-            let ignore = || Some("Ignore".to_owned());
-            for webhook in mutating.webhooks.iter_mut().flatten() {
-                webhook.failure_policy = ignore();
-            }
-            for webhook in validating.webhooks.iter_mut().flatten() {
-                webhook.failure_policy = ignore();
-            }
-        }
-        let apply = PatchParams::apply("awconf").force();
-        let name = |meta: &kube::api::ObjectMeta| meta.name.clone().unwrap_or_default();
-        Api::<MutatingWebhookConfiguration>::all(client.clone())
-            .patch(&name(&mutating.metadata), &apply, &Patch::Apply(&mutating))
-            .await
-            .context("registering the mutating webhook")?;
-        Api::<ValidatingWebhookConfiguration>::all(client.clone())
-            .patch(
-                &name(&validating.metadata),
-                &apply,
-                &Patch::Apply(&validating),
-            )
-            .await
-            .context("registering the validating webhook")?;
+        let (mutating, validating) = webhook_configurations(&url, &self.ca_pem);
+        apply_configurations(client, mutating, validating, fail_open).await?;
         wait_until_effective(client).await
     }
+}
+
+/// Server-side applies both webhook configurations; with `fail_open` their webhooks let
+/// requests through when they cannot be reached (failurePolicy Ignore).
+pub async fn apply_configurations(
+    client: &kube::Client,
+    mut mutating: MutatingWebhookConfiguration,
+    mut validating: ValidatingWebhookConfiguration,
+    fail_open: bool,
+) -> anyhow::Result<()> {
+    let policy = Some(if fail_open { "Ignore" } else { "Fail" }.to_owned());
+    for webhook in mutating.webhooks.iter_mut().flatten() {
+        webhook.failure_policy = policy.clone();
+    }
+    for webhook in validating.webhooks.iter_mut().flatten() {
+        webhook.failure_policy = policy.clone();
+    }
+    let apply = PatchParams::apply("awconf").force();
+    let name = |meta: &kube::api::ObjectMeta| meta.name.clone().unwrap_or_default();
+    Api::<MutatingWebhookConfiguration>::all(client.clone())
+        .patch(&name(&mutating.metadata), &apply, &Patch::Apply(&mutating))
+        .await
+        .context("registering the mutating webhook")?;
+    Api::<ValidatingWebhookConfiguration>::all(client.clone())
+        .patch(
+            &name(&validating.metadata),
+            &apply,
+            &Patch::Apply(&validating),
+        )
+        .await
+        .context("registering the validating webhook")?;
+    Ok(())
 }
 
 fn probe(name: &str, template: Value) -> anyhow::Result<DynamicObject> {
