@@ -23,6 +23,9 @@ pub struct UpArgs {
     /// Number of fake nodes.
     #[arg(long, default_value_t = 2)]
     nodes: usize,
+    /// Real nodes (kubelet, containerd, CNI, kube-proxy on this machine, as root): 0 or 1.
+    #[arg(long, default_value_t = 0)]
+    real_nodes: usize,
     /// nvidia.com/gpu capacity of each fake node.
     #[arg(long, default_value_t = 8)]
     gpus_per_node: u32,
@@ -54,7 +57,7 @@ impl ClusterCommand {
         match self {
             ClusterCommand::Up(args) => up(args).await,
             ClusterCommand::Down(name) => {
-                let stopped = local::down(&name.dir())?;
+                let stopped = local::down(&name.dir(), &toolchain::cache_dir())?;
                 println!("stopped {} ({})", name.name, stopped.join(", "));
                 Ok(ExitCode::SUCCESS)
             }
@@ -84,6 +87,7 @@ async fn up(args: UpArgs) -> anyhow::Result<ExitCode> {
     eprintln!("starting the embedded cluster in {}", dir.display());
     let cluster = LocalCluster::up(LocalOptions {
         nodes: args.nodes,
+        real_nodes: args.real_nodes,
         gpus_per_node: args.gpus_per_node,
         work_dir: Some(dir.clone()),
         detached: args.detach,
@@ -94,6 +98,14 @@ async fn up(args: UpArgs) -> anyhow::Result<ExitCode> {
         "control plane ready in {:.1}s",
         started.elapsed().as_secs_f64()
     );
+    if let Some(node) = cluster.real_node() {
+        eprintln!(
+            "real node {} ({}) ready; its start took {:.1}s",
+            node.name,
+            node.ip,
+            node.started_in.as_secs_f64()
+        );
+    }
     let kueue = match &args.kueue {
         Some(version) => {
             let host = KueueHost {
