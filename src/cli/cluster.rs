@@ -93,7 +93,10 @@ async fn up(args: UpArgs) -> anyhow::Result<ExitCode> {
         detached: args.detach,
         cache: toolchain::cache_dir(),
     })
-    .await?;
+    .await
+    .inspect_err(|_| {
+        let _ = std::fs::remove_dir_all(&dir);
+    })?;
     eprintln!(
         "control plane ready in {:.1}s",
         started.elapsed().as_secs_f64()

@@ -115,7 +115,8 @@ impl LocalCluster {
             node: None,
             reach,
             remove_work_dir,
-            detached: opts.detached,
+            // Set once up: a start that fails half-way stops what it started.
+            detached: false,
         };
         cluster.write_files()?;
         cluster.start_components(&opts).await?;
@@ -133,6 +134,7 @@ impl LocalCluster {
             cluster.node = Some(RealNode::start(setup, &client).await?);
         }
         cluster.write_state()?;
+        cluster.detached = opts.detached;
         tracing::info!(
             "local cluster ready in {:.1}s",
             started.elapsed().as_secs_f64()

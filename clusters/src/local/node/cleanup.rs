@@ -73,11 +73,13 @@ pub fn containerd_answers(paths: &NodePaths) -> bool {
 pub fn remove_containers(paths: &NodePaths) -> Result<(), String> {
     let timeout = Duration::from_secs(60);
     let tasks = run(&ctr(paths, &["tasks", "ls", "-q"]), timeout)?;
-    let tasks: Vec<&str> = tasks.split_whitespace().collect();
-    if !tasks.is_empty() {
-        let mut args = vec!["tasks", "delete", "--force"];
-        args.extend(&tasks);
-        run(&ctr(paths, &args), timeout)?;
+    for task in tasks.split_whitespace() {
+        // Killing a pod's sandbox takes the pod's other containers with it: their tasks may be
+        // gone by the time their turn comes.
+        match run(&ctr(paths, &["tasks", "delete", "--force", task]), timeout) {
+            Err(e) if !e.contains("not found") => return Err(e),
+            _ => {}
+        }
     }
     let containers = run(&ctr(paths, &["containers", "ls", "-q"]), timeout)?;
     let containers: Vec<&str> = containers.split_whitespace().collect();

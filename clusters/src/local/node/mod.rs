@@ -93,7 +93,8 @@ impl RealNode {
             work_dir: setup.work_dir.clone(),
             processes: Vec::new(),
             kube_proxy,
-            detached: setup.detached,
+            // Set once Ready: a start that fails half-way tears down what it started.
+            detached: false,
             stopped: false,
         };
         // On failure `node` is dropped here, which tears down whatever started.
@@ -105,6 +106,7 @@ impl RealNode {
         node.start_kube_proxy(&setup).await?;
         wait_node_ready(client, NODE_NAME, Duration::from_secs(120)).await?;
         node.started_in = started.elapsed();
+        node.detached = setup.detached;
         tracing::info!(
             "real node {NODE_NAME} ready in {:.1}s",
             node.started_in.as_secs_f64()
@@ -350,17 +352,24 @@ impl Drop for RealNode {
 pub fn teardown(work_dir: &Path, kube_proxy: &Path, mut stop: impl FnMut(&str)) -> Vec<String> {
     let paths = NodePaths::new(work_dir);
     let mut errors = Vec::new();
+    // The bridge, iptables and kernel settings are the machine's: once another node has claimed
+    // it (this one died and was cleaned up by its start), they are that node's.
+    let owns_machine = claim::read().is_none_or(|c| c.work_dir == work_dir);
     stop("kube-proxy");
-    errors.extend(cleanup::remove_proxy_rules(kube_proxy).err());
+    if owns_machine {
+        errors.extend(cleanup::remove_proxy_rules(kube_proxy).err());
+    }
     stop("kubelet");
     errors.extend(remove_containers(&paths).err());
     stop("containerd");
     cleanup::kill_pids(&cleanup::shim_pids(&paths));
     errors.extend(cleanup::unmount_all(&paths.dir).err());
-    errors.extend(cleanup::remove_bridge().err());
-    errors.extend(cleanup::remove_kubelet_rules().err());
-    errors.extend(sysctls::restore(&paths.sysctls()).err());
-    claim::release(work_dir);
+    if owns_machine {
+        errors.extend(cleanup::remove_bridge().err());
+        errors.extend(cleanup::remove_kubelet_rules().err());
+        errors.extend(sysctls::restore(&paths.sysctls()).err());
+        claim::release(work_dir);
+    }
     errors
 }
 

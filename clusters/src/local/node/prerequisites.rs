@@ -102,6 +102,19 @@ mod tests {
     }
 
     #[test]
+    fn ci_installs_the_same_packages() {
+        let ci = std::fs::read_to_string(
+            std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../.ci/run"),
+        )
+        .unwrap();
+        let packages = INSTALL.trim_start_matches("apt-get install -y ");
+        assert!(
+            ci.contains(&format!("REAL_NODE_PACKAGES=\"{packages}\"")),
+            ".ci/run must install: {packages}"
+        );
+    }
+
+    #[test]
     fn programs_are_found_on_the_node_path() {
         assert!(find_program("sh").is_some());
         assert!(find_program("no-such-program-awconf").is_none());
