@@ -11,6 +11,7 @@ use std::path::{Path, PathBuf};
 use std::time::Instant;
 
 use clusters::images::{self, Loader};
+use clusters::local::node::config::NodePaths;
 use clusters::local::node::{NODE_NAME, REAL_NODE_TAINT, cleanup};
 use clusters::local::{LocalCluster, LocalOptions};
 use clusters::{Cluster, process};
@@ -80,18 +81,27 @@ async fn up() -> LocalCluster {
     .unwrap_or_else(|e| panic!("the cluster with a real node did not come up: {e}"))
 }
 
-/// What a torn-down node must not leave: processes, mounts, the bridge, iptables chains.
-fn assert_nothing_left(work_dir: &Path, pids: &[(String, u32)]) {
+/// What a torn-down node must not leave: processes (its own, shims, containers), container
+/// cgroups, mounts, the bridge, iptables chains.
+fn assert_nothing_left(work_dir: &Path, pids: &[(String, u32)], containers: &[String]) {
     for (name, pid) in pids {
         assert!(
             !process::is_alive(*pid),
             "{name} (pid {pid}) is still running"
         );
     }
+    assert!(!containers.is_empty(), "the node ran no container");
+    for id in containers {
+        assert_eq!(
+            cleanup::container_cgroups(id),
+            Vec::<PathBuf>::new(),
+            "container {id} has cgroups left"
+        );
+    }
     let node_dir = work_dir.join("node");
     assert_eq!(cleanup::mounts_under(&node_dir), Vec::<PathBuf>::new());
     assert!(
-        cleanup::shim_pids(&clusters::local::node::config::NodePaths::new(work_dir)).is_empty(),
+        cleanup::shim_pids(&NodePaths::new(work_dir)).is_empty(),
         "containerd shims are still running"
     );
     assert!(!cleanup::bridge_exists(), "the pod bridge is still there");
@@ -247,8 +257,20 @@ async fn a_real_node_runs_local_images_to_their_exit_codes_and_leaves_nothing_be
     .await;
 
     let pids = cluster.pids();
+    let containers = cleanup::container_ids(&NodePaths::new(&work_dir));
+    assert!(
+        containers
+            .iter()
+            .any(|id| !cleanup::container_cgroups(id).is_empty()),
+        "the running pod's containers have cgroups"
+    );
+    let stopping = Instant::now();
     cluster.stop().await.unwrap();
-    assert_nothing_left(&work_dir, &pids);
+    eprintln!(
+        "[figure] teardown with a pod running: {:.1}s",
+        stopping.elapsed().as_secs_f64()
+    );
+    assert_nothing_left(&work_dir, &pids, &containers);
 }
 
 const PANIC_HELPER: &str = "AWCONF_REAL_NODE_PANIC_HELPER";
@@ -282,6 +304,7 @@ async fn panic_helper_runs_a_pod_on_a_real_node_and_panics() {
     let record = json!({
         "work_dir": cluster.work_dir(),
         "pids": cluster.pids(),
+        "containers": cleanup::container_ids(&NodePaths::new(cluster.work_dir())),
     });
     std::fs::write(out, record.to_string()).unwrap();
     panic!("failing on purpose with a real node running a pod");
@@ -318,6 +341,7 @@ async fn a_panicking_test_leaves_no_node_behind() {
     let _ = std::fs::remove_file(&out);
     let work_dir = PathBuf::from(record["work_dir"].as_str().unwrap());
     let pids: Vec<(String, u32)> = serde_json::from_value(record["pids"].clone()).unwrap();
+    let containers: Vec<String> = serde_json::from_value(record["containers"].clone()).unwrap();
     assert!(pids.iter().any(|(name, _)| name == "kubelet"));
     eventually(
         10,
@@ -329,7 +353,7 @@ async fn a_panicking_test_leaves_no_node_behind() {
         },
     )
     .await;
-    assert_nothing_left(&work_dir, &pids);
+    assert_nothing_left(&work_dir, &pids, &containers);
     assert!(
         !work_dir.exists(),
         "the work dir {} is left",

@@ -363,7 +363,7 @@ impl LocalCluster {
             process.stop(Duration::from_secs(10));
         }
         if self.remove_work_dir {
-            let _ = std::fs::remove_dir_all(&self.work_dir);
+            remove_work_dir(&self.work_dir);
         }
     }
 }
@@ -416,6 +416,7 @@ impl Cluster for LocalCluster {
 pub fn down(work_dir: &Path, cache: &Path) -> Result<Vec<String>, ClusterError> {
     let state = read_state(work_dir)?;
     let mut stopped = Vec::new();
+    let mut node_errors = Vec::new();
     if let Some(node) = &state.node {
         stopped.extend(
             node.pids
@@ -423,13 +424,7 @@ pub fn down(work_dir: &Path, cache: &Path) -> Result<Vec<String>, ClusterError> 
                 .filter(|(_, pid)| crate::process::is_alive(*pid))
                 .map(|(name, _)| name.clone()),
         );
-        let errors = node::teardown_detached(work_dir, cache, node);
-        if !errors.is_empty() {
-            return Err(ClusterError::Other(format!(
-                "the real node was not fully torn down: {}",
-                errors.join("; ")
-            )));
-        }
+        node_errors = node::teardown_detached(work_dir, cache, node);
     }
     for (name, pid) in state.pids.iter().rev() {
         if crate::process::is_alive(*pid) {
@@ -437,7 +432,15 @@ pub fn down(work_dir: &Path, cache: &Path) -> Result<Vec<String>, ClusterError> 
             stopped.push(name.clone());
         }
     }
-    let _ = std::fs::remove_dir_all(work_dir);
+    if !node_errors.is_empty() {
+        // Kept: what is left under it may still be mounted.
+        return Err(ClusterError::Other(format!(
+            "the real node was not fully torn down ({}); its files stay in {}",
+            node_errors.join("; "),
+            work_dir.display()
+        )));
+    }
+    remove_work_dir(work_dir);
     Ok(stopped)
 }
 
@@ -494,8 +497,22 @@ fn remove_stale_work_dirs(cache: &Path) {
             if node::needs_cleanup(&entry.path()) {
                 node::clean_stale(&entry.path(), cache);
             }
-            let _ = std::fs::remove_dir_all(entry.path());
+            remove_work_dir(&entry.path());
         }
+    }
+}
+
+/// Removes a cluster's directory, unless something is still mounted under it: deleting
+/// through a mount would delete what the mount shows.
+pub fn remove_work_dir(dir: &Path) {
+    let mounts = node::cleanup::mounts_under(dir);
+    if mounts.is_empty() {
+        let _ = std::fs::remove_dir_all(dir);
+    } else {
+        tracing::warn!(
+            "keeping {}: still mounted under it: {mounts:?}",
+            dir.display()
+        );
     }
 }
 

@@ -125,6 +125,94 @@ pub fn kill_pids(pids: &[u32]) {
     }
 }
 
+/// Every container and sandbox the node's containerd knows of, from its root and state
+/// directories (they outlast containerd itself).
+pub fn container_ids(paths: &NodePaths) -> Vec<String> {
+    let dirs = [
+        paths
+            .containerd_root()
+            .join("io.containerd.grpc.v1.cri/containers"),
+        paths
+            .containerd_root()
+            .join("io.containerd.grpc.v1.cri/sandboxes"),
+        paths
+            .containerd_state()
+            .join("io.containerd.runtime.v2.task/k8s.io"),
+    ];
+    let mut ids: Vec<String> = dirs
+        .iter()
+        .filter_map(|dir| std::fs::read_dir(dir).ok())
+        .flat_map(|entries| entries.flatten())
+        .map(|e| e.file_name().to_string_lossy().to_string())
+        .filter(|name| name.len() == 64 && name.bytes().all(|b| b.is_ascii_hexdigit()))
+        .collect();
+    ids.sort();
+    ids.dedup();
+    ids
+}
+
+/// The cgroup directories of a container: `k8s.io/<id>` in each cgroup v1 hierarchy (the kubelet
+/// runs without QoS cgroups, so containerd puts containers there), or in the unified one.
+pub fn container_cgroups(id: &str) -> Vec<PathBuf> {
+    let root = Path::new("/sys/fs/cgroup");
+    let mut found = Vec::new();
+    let unified = root.join("k8s.io").join(id);
+    if unified.is_dir() {
+        found.push(unified);
+    }
+    if let Ok(hierarchies) = std::fs::read_dir(root) {
+        found.extend(
+            hierarchies
+                .flatten()
+                .map(|h| h.path().join("k8s.io").join(id))
+                .filter(|p| p.is_dir()),
+        );
+    }
+    found
+}
+
+fn container_cgroup_parents() -> Vec<PathBuf> {
+    let root = Path::new("/sys/fs/cgroup");
+    let mut parents = vec![root.join("k8s.io")];
+    if let Ok(hierarchies) = std::fs::read_dir(root) {
+        parents.extend(hierarchies.flatten().map(|h| h.path().join("k8s.io")));
+    }
+    parents.retain(|p| p.is_dir());
+    parents
+}
+
+/// Kills whatever still runs in the containers' cgroups (a container whose shim is gone has
+/// no other handle) and removes the cgroups, then the `k8s.io` parents if nothing else uses them.
+pub fn remove_container_cgroups(ids: &[String]) -> Result<(), String> {
+    let cgroups: Vec<PathBuf> = ids.iter().flat_map(|id| container_cgroups(id)).collect();
+    let procs = |cgroup: &Path| -> Vec<u32> {
+        std::fs::read_to_string(cgroup.join("cgroup.procs"))
+            .unwrap_or_default()
+            .split_whitespace()
+            .filter_map(|p| p.parse().ok())
+            .collect()
+    };
+    let pids: Vec<u32> = cgroups.iter().flat_map(|c| procs(c)).collect();
+    kill_pids(&pids);
+    let mut left = Vec::new();
+    for cgroup in &cgroups {
+        if std::fs::remove_dir(cgroup).is_err() && cgroup.exists() {
+            left.push(cgroup.display().to_string());
+        }
+    }
+    if !ids.is_empty() {
+        // runc made them for the first container; rmdir fails on one still in use.
+        for parent in container_cgroup_parents() {
+            let _ = std::fs::remove_dir(parent);
+        }
+    }
+    if left.is_empty() {
+        Ok(())
+    } else {
+        Err(format!("container cgroups left: {left:?}"))
+    }
+}
+
 /// Mount points at or under `dir`, deepest first, from this process's mount table.
 pub fn mounts_under(dir: &Path) -> Vec<PathBuf> {
     let table = std::fs::read_to_string("/proc/self/mountinfo").unwrap_or_default();

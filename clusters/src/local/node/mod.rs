@@ -360,9 +360,11 @@ pub fn teardown(work_dir: &Path, kube_proxy: &Path, mut stop: impl FnMut(&str)) 
         errors.extend(cleanup::remove_proxy_rules(kube_proxy).err());
     }
     stop("kubelet");
+    let containers = cleanup::container_ids(&paths);
     errors.extend(remove_containers(&paths).err());
     stop("containerd");
     cleanup::kill_pids(&cleanup::shim_pids(&paths));
+    errors.extend(cleanup::remove_container_cgroups(&containers).err());
     errors.extend(cleanup::unmount_all(&paths.dir).err());
     if owns_machine {
         errors.extend(cleanup::remove_bridge().err());
@@ -444,7 +446,11 @@ pub fn clean_stale(work_dir: &Path, cache: &Path) {
 pub fn needs_cleanup(work_dir: &Path) -> bool {
     let paths = NodePaths::new(work_dir);
     paths.dir.is_dir()
-        && (!cleanup::mounts_under(&paths.dir).is_empty() || !cleanup::shim_pids(&paths).is_empty())
+        && (!cleanup::mounts_under(&paths.dir).is_empty()
+            || !cleanup::shim_pids(&paths).is_empty()
+            || cleanup::container_ids(&paths)
+                .iter()
+                .any(|id| !cleanup::container_cgroups(id).is_empty()))
 }
 
 fn allocate_ports() -> Result<NodePorts, ClusterError> {
