@@ -325,9 +325,9 @@ impl LocalCluster {
 
     /// Resident memory of each component, in bytes.
     pub fn resident_memory(&self) -> Vec<(String, u64)> {
-        self.processes
-            .iter()
-            .map(|p| (p.name.clone(), resident_bytes(p.pid()).unwrap_or(0)))
+        self.pids()
+            .into_iter()
+            .map(|(name, pid)| (name, resident_bytes(pid).unwrap_or(0)))
             .collect()
     }
 
