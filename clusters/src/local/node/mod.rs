@@ -124,8 +124,7 @@ impl RealNode {
         write_certificates(paths, &ca, setup.node_ip)?;
         let ca_crt = cluster_pki.join("ca.crt");
         let server = format!("https://127.0.0.1:{}", setup.apiserver_port);
-        let runc = prerequisites::find_program("runc")
-            .ok_or_else(|| ClusterError::Other(prerequisites::check().err().unwrap_or_default()))?;
+        let runc = installed("runc")?;
         let files = [
             (
                 paths.containerd_config(),
@@ -177,8 +176,7 @@ impl RealNode {
     }
 
     async fn start_containerd(&mut self, setup: &NodeSetup) -> Result<(), ClusterError> {
-        let containerd = prerequisites::find_program("containerd")
-            .ok_or_else(|| ClusterError::Other("containerd is not installed".into()))?;
+        let containerd = installed("containerd")?;
         let args = vec![format!(
             "--config={}",
             self.paths.containerd_config().display()
@@ -488,6 +486,15 @@ pub async fn wait_node_ready(
         }
         tokio::time::sleep(Duration::from_millis(200)).await;
     }
+}
+
+fn installed(program: &str) -> Result<PathBuf, ClusterError> {
+    prerequisites::find_program(program).ok_or_else(|| {
+        ClusterError::Other(format!(
+            "{program} is not installed; install the real node's packages with: {}",
+            prerequisites::INSTALL
+        ))
+    })
 }
 
 fn io(path: &Path, e: std::io::Error) -> ClusterError {
