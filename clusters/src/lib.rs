@@ -4,6 +4,7 @@
 pub mod cluster;
 pub mod crds;
 pub mod host;
+pub mod images;
 pub mod kueue;
 pub mod local;
 pub mod nodes;

@@ -143,6 +143,20 @@ pub fn signal_group(pid: u32, signal: libc::c_int) {
     }
 }
 
+/// SIGTERM to the process group of `pid`, then SIGKILL after `grace`; for processes this
+/// process did not start (a detached cluster's).
+pub fn stop_pid(pid: u32, grace: Duration) {
+    if !is_alive(pid) {
+        return;
+    }
+    signal_group(pid, libc::SIGTERM);
+    let deadline = Instant::now() + grace;
+    while is_alive(pid) && Instant::now() < deadline {
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    signal_group(pid, libc::SIGKILL);
+}
+
 pub fn is_alive(pid: u32) -> bool {
     // SAFETY: signal 0 only checks that the process exists.
     let alive = unsafe { libc::kill(pid as libc::pid_t, 0) } == 0;

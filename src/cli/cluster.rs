@@ -1,4 +1,4 @@
-//! `awconf cluster up | down | status`.
+//! `awconf cluster up | down | status | load-image`.
 
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -6,7 +6,7 @@ use std::process::ExitCode;
 use clap::{Args, Subcommand};
 use clusters::kueue::{Kueue, KueueHost};
 use clusters::local::{self, LocalCluster, LocalOptions};
-use clusters::{Cluster, toolchain};
+use clusters::{Cluster, images, toolchain};
 
 #[derive(Subcommand)]
 pub enum ClusterCommand {
@@ -16,6 +16,20 @@ pub enum ClusterCommand {
     Down(NameArg),
     /// Show a detached cluster's components and kubeconfig.
     Status(NameArg),
+    /// Turn a binary into an image and load it into the detached cluster's real node.
+    LoadImage(LoadImageArgs),
+}
+
+#[derive(Args)]
+pub struct LoadImageArgs {
+    /// The binary; a dynamically linked one brings the libraries ldd finds.
+    #[arg(long)]
+    binary: PathBuf,
+    /// The image reference pods name (with imagePullPolicy: Never), e.g. awconf.local/controller:dev.
+    #[arg(long)]
+    image: String,
+    #[command(flatten)]
+    name: NameArg,
 }
 
 #[derive(Args)]
@@ -23,6 +37,9 @@ pub struct UpArgs {
     /// Number of fake nodes.
     #[arg(long, default_value_t = 2)]
     nodes: usize,
+    /// Real nodes (kubelet, containerd, CNI, kube-proxy on this machine, as root): 0 or 1.
+    #[arg(long, default_value_t = 0)]
+    real_nodes: usize,
     /// nvidia.com/gpu capacity of each fake node.
     #[arg(long, default_value_t = 8)]
     gpus_per_node: u32,
@@ -54,11 +71,12 @@ impl ClusterCommand {
         match self {
             ClusterCommand::Up(args) => up(args).await,
             ClusterCommand::Down(name) => {
-                let stopped = local::down(&name.dir())?;
+                let stopped = local::down(&name.dir(), &toolchain::cache_dir())?;
                 println!("stopped {} ({})", name.name, stopped.join(", "));
                 Ok(ExitCode::SUCCESS)
             }
             ClusterCommand::Status(name) => status(&name),
+            ClusterCommand::LoadImage(args) => load_image(&args),
         }
     }
 }
@@ -78,22 +96,36 @@ async fn up(args: UpArgs) -> anyhow::Result<ExitCode> {
             args.name.name
         );
     }
-    let _ = std::fs::remove_dir_all(&dir);
+    // A real node left by a run that died goes before its files do.
+    if local::node::needs_cleanup(&dir) {
+        local::node::clean_stale(&dir, &toolchain::cache_dir());
+    }
+    local::remove_work_dir(&dir);
     std::fs::create_dir_all(&dir)?;
     let started = std::time::Instant::now();
     eprintln!("starting the embedded cluster in {}", dir.display());
     let cluster = LocalCluster::up(LocalOptions {
         nodes: args.nodes,
+        real_nodes: args.real_nodes,
         gpus_per_node: args.gpus_per_node,
         work_dir: Some(dir.clone()),
         detached: args.detach,
         cache: toolchain::cache_dir(),
     })
-    .await?;
+    .await
+    .inspect_err(|_| local::remove_work_dir(&dir))?;
     eprintln!(
         "control plane ready in {:.1}s",
         started.elapsed().as_secs_f64()
     );
+    if let Some(node) = cluster.real_node() {
+        eprintln!(
+            "real node {} ({}) ready; its start took {:.1}s",
+            node.name,
+            node.ip,
+            node.started_in.as_secs_f64()
+        );
+    }
     let kueue = match &args.kueue {
         Some(version) => {
             let host = KueueHost {
@@ -132,7 +164,24 @@ async fn up(args: UpArgs) -> anyhow::Result<ExitCode> {
     eprintln!("stopping");
     drop(kueue);
     drop(cluster);
-    let _ = std::fs::remove_dir_all(&dir);
+    local::remove_work_dir(&dir);
+    Ok(ExitCode::SUCCESS)
+}
+
+fn load_image(args: &LoadImageArgs) -> anyhow::Result<ExitCode> {
+    let dir = args.name.dir();
+    let state = local::read_state(&dir)?;
+    anyhow::ensure!(
+        state.node.is_some(),
+        "cluster {:?} has no real node (start it with --real-nodes 1)",
+        args.name.name
+    );
+    let image = images::binary_image(&args.image, &args.binary)?;
+    let file = args.image.replace(['/', ':'], "_");
+    let written = images::write(&image, &dir.join("node").join("images"), &file)?;
+    let socket = local::node::config::NodePaths::new(&dir).containerd_socket();
+    images::Loader::Containerd { address: socket }.load(&written.path)?;
+    println!("{} ({})", args.image, written.config_digest);
     Ok(ExitCode::SUCCESS)
 }
 

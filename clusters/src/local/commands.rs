@@ -1,6 +1,19 @@
 //! Command lines of the control-plane components, one function per component.
 
+use std::net::Ipv4Addr;
 use std::path::Path;
+
+/// Who must reach the API server.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Reach {
+    /// Only this machine's processes (the KWOK-only cluster): loopback.
+    Loopback,
+    /// Also a real node: its kubelet authenticates as a node, the API server calls the kubelet
+    /// back on the node IP, and pods reach the API server through the `kubernetes` Service,
+    /// whose endpoint is the advertise address — this machine's own, since a pod's loopback
+    /// is its own.
+    RealNode(Ipv4Addr),
+}
 
 /// Ports of one local cluster, all on 127.0.0.1.
 #[derive(Clone, Copy, Debug, serde::Serialize, serde::Deserialize)]
@@ -37,13 +50,11 @@ pub fn etcd(w: &Path, ports: &Ports) -> Vec<String> {
     ]
 }
 
-pub fn apiserver(w: &Path, ports: &Ports) -> Vec<String> {
+pub fn apiserver(w: &Path, ports: &Ports, reach: Reach) -> Vec<String> {
     let pki = w.join("pki");
-    vec![
+    let mut args = vec![
         format!("--etcd-servers=http://127.0.0.1:{}", ports.etcd),
         "--etcd-prefix=/registry".into(),
-        "--bind-address=127.0.0.1".into(),
-        "--advertise-address=127.0.0.1".into(),
         // Service-referenced webhooks (the reference operator's) go to their EndpointSlices:
         // there is no kube-proxy to route a ClusterIP.
         "--enable-aggregator-routing=true".into(),
@@ -58,14 +69,33 @@ pub fn apiserver(w: &Path, ports: &Ports) -> Vec<String> {
             p(&pki.join("sa.key"))
         ),
         "--service-cluster-ip-range=10.96.0.0/16".into(),
-        "--authorization-mode=RBAC".into(),
         "--allow-privileged=true".into(),
-        // No kubelet mounts tokens here; without this plugin a pod does not wait for its namespace's
-        // default ServiceAccount.
-        "--disable-admission-plugins=ServiceAccount".into(),
         "--enable-priority-and-fairness=false".into(),
         "--profiling=false".into(),
-    ]
+    ];
+    match reach {
+        Reach::Loopback => args.extend([
+            "--bind-address=127.0.0.1".into(),
+            "--advertise-address=127.0.0.1".into(),
+            "--authorization-mode=RBAC".into(),
+            // No kubelet mounts tokens here; without this plugin a pod does not wait for its
+            // namespace's default ServiceAccount.
+            "--disable-admission-plugins=ServiceAccount".into(),
+        ]),
+        Reach::RealNode(ip) => args.extend([
+            "--bind-address=0.0.0.0".into(),
+            format!("--advertise-address={ip}"),
+            "--authorization-mode=Node,RBAC".into(),
+            // Pods on the real node get service-account tokens, so in-cluster clients work.
+            "--enable-admission-plugins=NodeRestriction".into(),
+            format!("--kubelet-client-certificate={}", p(&pki.join("admin.crt"))),
+            format!("--kubelet-client-key={}", p(&pki.join("admin.key"))),
+            format!("--kubelet-certificate-authority={}", p(&pki.join("ca.crt"))),
+            // The node's Hostname address is its name, which no resolver knows.
+            "--kubelet-preferred-address-types=InternalIP".into(),
+        ]),
+    }
+    args
 }
 
 pub const CONTROLLERS: &str = "job-controller,garbage-collector-controller,namespace-controller,\
@@ -74,11 +104,18 @@ serviceaccount-controller,serviceaccount-token-controller,root-ca-certificate-pu
 ttl-after-finished-controller,replicaset-controller,deployment-controller,statefulset-controller,\
 cronjob-controller,clusterrole-aggregation-controller,resourcequota-controller";
 
-pub fn controller_manager(w: &Path, ports: &Ports) -> Vec<String> {
+/// A real node's kube-proxy routes Services to the pods behind them.
+pub const REAL_NODE_CONTROLLERS: &str = "endpointslice-controller";
+
+pub fn controller_manager(w: &Path, ports: &Ports, reach: Reach) -> Vec<String> {
     let pki = w.join("pki");
+    let controllers = match reach {
+        Reach::Loopback => CONTROLLERS.to_string(),
+        Reach::RealNode(_) => format!("{CONTROLLERS},{REAL_NODE_CONTROLLERS}"),
+    };
     vec![
         format!("--kubeconfig={}", p(&w.join("kubeconfig.yaml"))),
-        format!("--controllers={CONTROLLERS}"),
+        format!("--controllers={controllers}"),
         format!("--root-ca-file={}", p(&pki.join("ca.crt"))),
         format!(
             "--service-account-private-key-file={}",
@@ -180,13 +217,53 @@ mod tests {
         };
         let w = Path::new("/w");
         for args in [
-            apiserver(w, &ports),
-            controller_manager(w, &ports),
+            apiserver(w, &ports, Reach::Loopback),
+            controller_manager(w, &ports, Reach::Loopback),
             scheduler(w, &ports),
         ] {
             assert!(args.contains(&"--bind-address=127.0.0.1".to_string()));
         }
         assert!(etcd(w, &ports).iter().all(|a| !a.contains("0.0.0.0")));
         assert!(kwok(w, &ports).contains(&"--server-address=127.0.0.1:6".to_string()));
+    }
+
+    #[test]
+    fn with_a_real_node_the_api_server_is_reached_on_this_machine_s_address() {
+        let ports = Ports {
+            etcd: 1,
+            etcd_peer: 2,
+            apiserver: 3,
+            controller_manager: 4,
+            scheduler: 5,
+            kwok: 6,
+        };
+        let w = Path::new("/w");
+        let ip = Ipv4Addr::new(192, 0, 2, 2);
+        let args = apiserver(w, &ports, Reach::RealNode(ip));
+        for flag in [
+            "--advertise-address=192.0.2.2",
+            "--authorization-mode=Node,RBAC",
+            "--kubelet-preferred-address-types=InternalIP",
+            "--kubelet-certificate-authority=/w/pki/ca.crt",
+        ] {
+            assert!(args.contains(&flag.to_string()), "{flag}");
+        }
+        assert!(
+            !args
+                .iter()
+                .any(|a| a.contains("127.0.0.1") && a.starts_with("--bind"))
+        );
+        assert!(!args.iter().any(|a| a.contains("ServiceAccount")));
+        assert_eq!(
+            args.iter()
+                .filter(|a| a.starts_with("--bind-address"))
+                .count(),
+            1
+        );
+        let kcm = controller_manager(w, &ports, Reach::RealNode(ip));
+        assert!(kcm.iter().any(|a| a.contains("endpointslice-controller")));
+        let loopback = apiserver(w, &ports, Reach::Loopback);
+        assert!(loopback.contains(&"--disable-admission-plugins=ServiceAccount".to_string()));
+        assert!(loopback.contains(&"--authorization-mode=RBAC".to_string()));
     }
 }

@@ -3,12 +3,15 @@
 
 pub mod commands;
 pub mod health;
+pub mod node;
 mod shared;
 
+use std::net::{IpAddr, Ipv4Addr};
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
-use commands::Ports;
+use commands::{Ports, Reach};
+use node::{NodeSetup, RealNode};
 
 use crate::cluster::{Capabilities, Cluster, ClusterError, client_from_kubeconfig};
 use crate::nodes::{self, NodeShape};
@@ -23,6 +26,8 @@ pub use shared::shared;
 #[derive(Clone, Debug)]
 pub struct LocalOptions {
     pub nodes: usize,
+    /// Kubelet nodes with containerd beside the fake ones: 0 or 1 (one per machine).
+    pub real_nodes: usize,
     pub gpus_per_node: u32,
     /// The cluster's files; a fresh temporary directory when `None`.
     pub work_dir: Option<PathBuf>,
@@ -35,6 +40,7 @@ impl Default for LocalOptions {
     fn default() -> Self {
         Self {
             nodes: 2,
+            real_nodes: 0,
             gpus_per_node: 8,
             work_dir: None,
             detached: false,
@@ -48,6 +54,8 @@ impl Default for LocalOptions {
 pub struct State {
     pub ports: Ports,
     pub pids: Vec<(String, u32)>,
+    #[serde(default)]
+    pub node: Option<node::NodeState>,
 }
 
 pub struct LocalCluster {
@@ -56,23 +64,47 @@ pub struct LocalCluster {
     ports: Ports,
     /// In start order; stopped in reverse.
     processes: Vec<Process>,
+    /// Stopped first: its teardown needs none of the other processes.
+    node: Option<RealNode>,
+    reach: Reach,
     remove_work_dir: bool,
     detached: bool,
+}
+
+/// The real node's address, after checking that this machine can run one.
+fn real_node_address(real_nodes: usize) -> Result<Option<Ipv4Addr>, ClusterError> {
+    match real_nodes {
+        0 => Ok(None),
+        1 => {
+            node::prerequisites::check().map_err(ClusterError::Other)?;
+            let ip = crate::host::address().map_err(|e| ClusterError::Other(e.to_string()))?;
+            Ok(Some(ip))
+        }
+        n => Err(ClusterError::Other(format!(
+            "{n} real nodes asked for, but one machine runs one: two kubelets and containerds \
+             would share ports, directories, cgroups and the pod bridge. Use --real-nodes 1 \
+             (and --nodes for more fake nodes)."
+        ))),
+    }
 }
 
 impl LocalCluster {
     /// Builds missing binaries, starts every component, and waits until nodes are Ready.
     pub async fn up(opts: LocalOptions) -> Result<Self, ClusterError> {
         let started = Instant::now();
+        let node_ip = real_node_address(opts.real_nodes)?;
+        let reach = node_ip.map_or(Reach::Loopback, Reach::RealNode);
         let cache = opts.cache.clone();
-        tokio::task::spawn_blocking(move || {
-            toolchain::build_all(&Component::control_plane(), &cache)
-        })
-        .await
-        .map_err(|e| ClusterError::Other(e.to_string()))??;
+        let mut components = Component::control_plane();
+        if node_ip.is_some() {
+            components.push(Component::kubernetes_node());
+        }
+        tokio::task::spawn_blocking(move || toolchain::build_all(&components, &cache))
+            .await
+            .map_err(|e| ClusterError::Other(e.to_string()))??;
         let (work_dir, remove_work_dir) = match &opts.work_dir {
             Some(dir) => (dir.clone(), false),
-            None => (fresh_work_dir()?, !opts.detached),
+            None => (fresh_work_dir(&opts.cache)?, !opts.detached),
         };
         let ports = allocate_ports()?;
         let mut cluster = Self {
@@ -80,15 +112,29 @@ impl LocalCluster {
             work_dir,
             ports,
             processes: Vec::new(),
+            node: None,
+            reach,
             remove_work_dir,
-            detached: opts.detached,
+            // Set once up: a start that fails half-way stops what it started.
+            detached: false,
         };
         cluster.write_files()?;
         cluster.start_components(&opts).await?;
         let client = cluster.client().await?;
         nodes::create_fake_nodes(&client, opts.nodes, &NodeShape::gpu(opts.gpus_per_node)).await?;
         nodes::wait_schedulable(&client, opts.nodes, Duration::from_secs(60)).await?;
+        if let Some(node_ip) = node_ip {
+            let setup = NodeSetup {
+                work_dir: cluster.work_dir.clone(),
+                cache: opts.cache.clone(),
+                node_ip,
+                apiserver_port: cluster.ports.apiserver,
+                detached: opts.detached,
+            };
+            cluster.node = Some(RealNode::start(setup, &client).await?);
+        }
         cluster.write_state()?;
+        cluster.detached = opts.detached;
         tracing::info!(
             "local cluster ready in {:.1}s",
             started.elapsed().as_secs_f64()
@@ -104,6 +150,10 @@ impl LocalCluster {
         let pki_dir = w.join("pki");
         let ca = Ca::generate()?;
         ca.pair.write(&pki_dir, "ca")?;
+        let mut ips = vec![IpAddr::V4(Ipv4Addr::new(10, 96, 0, 1))];
+        if let Reach::RealNode(ip) = self.reach {
+            ips.push(IpAddr::V4(ip));
+        }
         ca.serving(
             "kube-apiserver",
             &[
@@ -112,9 +162,7 @@ impl LocalCluster {
                 "kubernetes.default.svc",
                 "kubernetes.default.svc.cluster.local",
             ],
-            &["10.96.0.1"
-                .parse()
-                .map_err(|_| ClusterError::Other("service IP".into()))?],
+            &ips,
         )?
         .write(&pki_dir, "apiserver")?;
         ca.client("kube-admin", Some("system:masters"))?
@@ -150,7 +198,7 @@ impl LocalCluster {
         self.start(
             "kube-apiserver",
             &apiserver,
-            commands::apiserver(&w, &p),
+            commands::apiserver(&w, &p, self.reach),
             &[],
             opts.detached,
         )?;
@@ -165,7 +213,7 @@ impl LocalCluster {
         self.start(
             "kube-controller-manager",
             &kcm,
-            commands::controller_manager(&w, &p),
+            commands::controller_manager(&w, &p, self.reach),
             &[],
             opts.detached,
         )?;
@@ -236,6 +284,7 @@ impl LocalCluster {
         let state = State {
             ports: self.ports,
             pids: self.pids(),
+            node: self.node.as_ref().map(RealNode::state),
         };
         let json =
             serde_json::to_string_pretty(&state).map_err(|e| ClusterError::Other(e.to_string()))?;
@@ -260,17 +309,25 @@ impl LocalCluster {
     }
 
     pub fn pids(&self) -> Vec<(String, u32)> {
-        self.processes
+        let mut pids: Vec<_> = self
+            .processes
             .iter()
             .map(|p| (p.name.clone(), p.pid()))
-            .collect()
+            .collect();
+        pids.extend(self.node.iter().flat_map(RealNode::pids));
+        pids
+    }
+
+    /// The real node, when the cluster has one.
+    pub fn real_node(&self) -> Option<&RealNode> {
+        self.node.as_ref()
     }
 
     /// Resident memory of each component, in bytes.
     pub fn resident_memory(&self) -> Vec<(String, u64)> {
-        self.processes
-            .iter()
-            .map(|p| (p.name.clone(), resident_bytes(p.pid()).unwrap_or(0)))
+        self.pids()
+            .into_iter()
+            .map(|(name, pid)| (name, resident_bytes(pid).unwrap_or(0)))
             .collect()
     }
 
@@ -299,11 +356,14 @@ impl LocalCluster {
     }
 
     fn shutdown(&mut self) {
+        if let Some(mut node) = self.node.take() {
+            node.stop();
+        }
         while let Some(mut process) = self.processes.pop() {
             process.stop(Duration::from_secs(10));
         }
         if self.remove_work_dir {
-            let _ = std::fs::remove_dir_all(&self.work_dir);
+            remove_work_dir(&self.work_dir);
         }
     }
 }
@@ -315,6 +375,8 @@ impl Drop for LocalCluster {
             for process in std::mem::take(&mut self.processes) {
                 std::mem::forget(process);
             }
+            // The node forgets its own processes when detached.
+            drop(self.node.take());
         } else {
             self.shutdown();
         }
@@ -351,21 +413,34 @@ impl Cluster for LocalCluster {
 }
 
 /// Stops a detached cluster from its state file (`awconf cluster down`).
-pub fn down(work_dir: &Path) -> Result<Vec<String>, ClusterError> {
+pub fn down(work_dir: &Path, cache: &Path) -> Result<Vec<String>, ClusterError> {
     let state = read_state(work_dir)?;
     let mut stopped = Vec::new();
+    let mut node_errors = Vec::new();
+    if let Some(node) = &state.node {
+        stopped.extend(
+            node.pids
+                .iter()
+                .filter(|(_, pid)| crate::process::is_alive(*pid))
+                .map(|(name, _)| name.clone()),
+        );
+        node_errors = node::teardown_detached(work_dir, cache, node);
+    }
     for (name, pid) in state.pids.iter().rev() {
         if crate::process::is_alive(*pid) {
-            crate::process::signal_group(*pid, libc::SIGTERM);
-            let deadline = Instant::now() + Duration::from_secs(10);
-            while crate::process::is_alive(*pid) && Instant::now() < deadline {
-                std::thread::sleep(Duration::from_millis(50));
-            }
-            crate::process::signal_group(*pid, libc::SIGKILL);
+            crate::process::stop_pid(*pid, Duration::from_secs(10));
             stopped.push(name.clone());
         }
     }
-    let _ = std::fs::remove_dir_all(work_dir);
+    if !node_errors.is_empty() {
+        // Kept: what is left under it may still be mounted.
+        return Err(ClusterError::Other(format!(
+            "the real node was not fully torn down ({}); its files stay in {}",
+            node_errors.join("; "),
+            work_dir.display()
+        )));
+    }
+    remove_work_dir(work_dir);
     Ok(stopped)
 }
 
@@ -393,10 +468,10 @@ fn allocate_ports() -> Result<Ports, ClusterError> {
     })
 }
 
-fn fresh_work_dir() -> Result<PathBuf, ClusterError> {
+fn fresh_work_dir(cache: &Path) -> Result<PathBuf, ClusterError> {
     static COUNTER: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
     let n = COUNTER.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-    remove_stale_work_dirs();
+    remove_stale_work_dirs(cache);
     let dir = std::env::temp_dir().join(format!("awconf-{}-{n}", std::process::id()));
     let _ = std::fs::remove_dir_all(&dir);
     std::fs::create_dir_all(&dir).map_err(|e| io(&dir, e))?;
@@ -404,7 +479,7 @@ fn fresh_work_dir() -> Result<PathBuf, ClusterError> {
 }
 
 /// Work directories of test processes that died without cleaning up (their pid is gone).
-fn remove_stale_work_dirs() {
+fn remove_stale_work_dirs(cache: &Path) {
     let Ok(entries) = std::fs::read_dir(std::env::temp_dir()) else {
         return;
     };
@@ -418,8 +493,26 @@ fn remove_stale_work_dirs() {
             && pid != std::process::id()
             && !crate::process::is_alive(pid)
         {
-            let _ = std::fs::remove_dir_all(entry.path());
+            // A real node's mounts must go before its files.
+            if node::needs_cleanup(&entry.path()) {
+                node::clean_stale(&entry.path(), cache);
+            }
+            remove_work_dir(&entry.path());
         }
+    }
+}
+
+/// Removes a cluster's directory, unless something is still mounted under it: deleting
+/// through a mount would delete what the mount shows.
+pub fn remove_work_dir(dir: &Path) {
+    let mounts = node::cleanup::mounts_under(dir);
+    if mounts.is_empty() {
+        let _ = std::fs::remove_dir_all(dir);
+    } else {
+        tracing::warn!(
+            "keeping {}: still mounted under it: {mounts:?}",
+            dir.display()
+        );
     }
 }
 

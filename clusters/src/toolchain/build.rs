@@ -192,12 +192,7 @@ fn go_command(module: &Path) -> Command {
 /// The committed wrapper module, or one generated in the cache for an unpinned Kueue or
 /// reference-operator version.
 fn module_dir(component: &Component, cache: &Path) -> Result<PathBuf, BuildError> {
-    let committed = match component.name {
-        "kueue" | "appwrapper" => {
-            wrapper_modules_dir().join(format!("{}-{}", component.name, component.version))
-        }
-        name => wrapper_modules_dir().join(name),
-    };
+    let committed = wrapper_modules_dir().join(component.wrapper_module());
     if committed.join("go.mod").is_file() {
         return Ok(committed);
     }
@@ -283,7 +278,7 @@ fn build_args(component: &Component, out_dir: &Path) -> Vec<String> {
     let out = format!("{}/", out_dir.display());
     let mut args = vec!["-trimpath".to_string()];
     let (ldflags, packages): (String, Vec<String>) = match component.name {
-        "kubernetes" => {
+        "kubernetes" | "kubernetes-node" => {
             let minor = v.split('.').nth(1).unwrap_or("0");
             let mut ld = "-s -w".to_string();
             for pkg in [
@@ -393,6 +388,26 @@ mod tests {
                 .count(),
             3
         );
+    }
+
+    #[test]
+    fn the_node_binaries_build_from_the_kubernetes_wrapper_module() {
+        let node = Component::kubernetes_node();
+        assert_eq!(node.wrapper_module(), "kubernetes");
+        assert_eq!(node.binaries(), &["kubelet", "kube-proxy"]);
+        let args = build_args(&node, Path::new("/c/n"));
+        assert!(args.iter().any(|a| a.contains("gitVersion=v1.36.3")));
+        assert!(args.contains(&"k8s.io/kubernetes/cmd/kubelet".to_string()));
+        assert!(args.contains(&"k8s.io/kubernetes/cmd/kube-proxy".to_string()));
+        let go_sum =
+            std::fs::read_to_string(wrapper_modules_dir().join("kubernetes").join("go.sum"))
+                .unwrap();
+        for module in [
+            "k8s.io/cri-streaming v0.36.3",
+            "go.opentelemetry.io/contrib/instrumentation/github.com/emicklei/go-restful/otelrestful",
+        ] {
+            assert!(go_sum.contains(module), "go.sum lacks {module}");
+        }
     }
 
     #[test]

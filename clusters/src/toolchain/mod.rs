@@ -21,6 +21,11 @@ impl Component {
     pub fn kubernetes() -> Self {
         Self::pinned("kubernetes", KUBERNETES)
     }
+    /// The kubelet and kube-proxy of a real node, from the same wrapper module as the control
+    /// plane but cached apart, so that KWOK-only clusters never wait for their build.
+    pub fn kubernetes_node() -> Self {
+        Self::pinned("kubernetes-node", KUBERNETES)
+    }
     pub fn etcd() -> Self {
         Self::pinned("etcd", ETCD)
     }
@@ -59,10 +64,20 @@ impl Component {
                 "kube-controller-manager",
                 "kube-scheduler",
             ],
+            "kubernetes-node" => &["kubelet", "kube-proxy"],
             "etcd" => &["etcd"],
             "kwok" => &["kwok"],
             "appwrapper" => &["appwrapper-operator"],
             _ => &["kueue"],
+        }
+    }
+
+    /// The directory under `clusters/toolchain/` that holds this component's wrapper module.
+    pub fn wrapper_module(&self) -> String {
+        match self.name {
+            "kueue" | "appwrapper" => format!("{}-{}", self.name, self.version),
+            "kubernetes-node" => "kubernetes".into(),
+            name => name.into(),
         }
     }
 
