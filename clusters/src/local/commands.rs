@@ -205,16 +205,20 @@ mod tests {
         assert!(!config.contains("KwokConfiguration"));
     }
 
-    #[test]
-    fn components_listen_on_loopback_only() {
-        let ports = Ports {
+    fn sample_ports() -> Ports {
+        Ports {
             etcd: 1,
             etcd_peer: 2,
             apiserver: 3,
             controller_manager: 4,
             scheduler: 5,
             kwok: 6,
-        };
+        }
+    }
+
+    #[test]
+    fn components_listen_on_loopback_only() {
+        let ports = sample_ports();
         let w = Path::new("/w");
         for args in [
             apiserver(w, &ports, Reach::Loopback),
@@ -229,14 +233,7 @@ mod tests {
 
     #[test]
     fn with_a_real_node_the_api_server_is_reached_on_this_machine_s_address() {
-        let ports = Ports {
-            etcd: 1,
-            etcd_peer: 2,
-            apiserver: 3,
-            controller_manager: 4,
-            scheduler: 5,
-            kwok: 6,
-        };
+        let ports = sample_ports();
         let w = Path::new("/w");
         let ip = Ipv4Addr::new(192, 0, 2, 2);
         let args = apiserver(w, &ports, Reach::RealNode(ip));
