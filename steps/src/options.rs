@@ -121,7 +121,7 @@ impl Default for SuiteOptions {
             junit: None,
             report_dir: workspace.join("target").join("awconf-report"),
             keep_on_failure: false,
-            concurrency: 8,
+            concurrency: 16,
         }
     }
 }
