@@ -31,7 +31,7 @@ pub struct RunArgs {
     /// Directory for the reports and the artifacts of failed scenarios.
     #[arg(long)]
     report: Option<PathBuf>,
-    /// Directory of *.feature files.
+    /// Directory of *.feature files (default: the built-in features).
     #[arg(long)]
     features: Option<PathBuf>,
     /// Leave a failed scenario's namespace and objects in place.
@@ -65,14 +65,16 @@ impl RunArgs {
         options.filters = self.filters;
         options.junit = self.junit.or(options.junit);
         options.report_dir = self.report.unwrap_or(options.report_dir);
-        options.features = self.features.unwrap_or(options.features);
+        options.features = self.features.or(options.features);
         options.keep_on_failure |= self.keep_on_failure;
         options.concurrency = self.concurrency.unwrap_or(options.concurrency);
-        anyhow::ensure!(
-            options.features.is_dir(),
-            "no feature directory at {}; pass --features <dir>",
-            options.features.display()
-        );
+        if let Some(dir) = &options.features {
+            anyhow::ensure!(
+                dir.is_dir(),
+                "no feature directory at {}; pass --features <dir>, or leave it out for the built-in features",
+                dir.display()
+            );
+        }
         conformance_steps::logging::init(&options.report_dir);
         let summary = run_suite(options).await?;
         for line in summary.report_lines() {

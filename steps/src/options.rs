@@ -95,8 +95,8 @@ pub struct SuiteOptions {
     /// Substrings of `feature: scenario`; a scenario runs when it contains any of them (all
     /// run when empty).
     pub filters: Vec<String>,
-    /// The directory of `*.feature` files.
-    pub features: PathBuf,
+    /// A directory of `*.feature` files; `None` runs the built-in ones ([`crate::features`]).
+    pub features: Option<PathBuf>,
     /// Where the JUnit XML goes; `None` means `<report_dir>/junit.xml`.
     pub junit: Option<PathBuf>,
     /// Reports (JUnit, cucumber JSON, HTML) and the artifacts of failed scenarios.
@@ -109,17 +109,16 @@ pub struct SuiteOptions {
 
 impl Default for SuiteOptions {
     fn default() -> Self {
-        let manifest = Path::new(env!("CARGO_MANIFEST_DIR"));
-        let workspace = manifest.parent().unwrap_or(manifest);
         SuiteOptions {
             cluster: ClusterChoice::Local,
             controller: ControllerMode::Embedded,
             kueue_version: clusters::kueue::test_version(),
             tags: None,
             filters: Vec::new(),
-            features: workspace.join("features"),
+            features: None,
             junit: None,
-            report_dir: workspace.join("target").join("awconf-report"),
+            // Relative to the working directory: the workspace under `cargo test`.
+            report_dir: Path::new("target").join("awconf-report"),
             keep_on_failure: false,
             concurrency: 16,
         }
@@ -154,7 +153,7 @@ impl SuiteOptions {
         }
         options.tags = var("AWCONF_TAGS");
         if let Some(v) = var("AWCONF_FEATURES") {
-            options.features = v.into();
+            options.features = Some(v.into());
         }
         options.junit = var("AWCONF_JUNIT").map(PathBuf::from);
         if let Some(v) = var("AWCONF_REPORT_DIR") {

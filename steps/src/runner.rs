@@ -44,7 +44,7 @@ pub fn parse_args(
             "--kueue-version" => options.kueue_version = value(&arg)?,
             "--report-dir" => options.report_dir = PathBuf::from(value(&arg)?),
             "--junit" => options.junit = Some(PathBuf::from(value(&arg)?)),
-            "--features" => options.features = PathBuf::from(value(&arg)?),
+            "--features" => options.features = Some(PathBuf::from(value(&arg)?)),
             "--concurrency" | "-c" => {
                 options.concurrency = value(&arg)?
                     .parse()

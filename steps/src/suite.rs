@@ -211,6 +211,11 @@ async fn run_features(
     let json_path = o.report_dir.join("cucumber.json");
     let json = std::fs::File::create(&json_path)
         .with_context(|| format!("creating {}", json_path.display()))?;
+    let features = match &o.features {
+        Some(dir) => dir.clone(),
+        None => crate::features::write_built_in(&o.report_dir.join("features"))
+            .context("writing out the built-in features")?,
+    };
     let mode = o.controller.clone();
     let selection = o.clone();
     let excluded = Arc::clone(&h.excluded);
@@ -231,7 +236,7 @@ async fn run_features(
         )
         .fail_on_skipped()
         .with_default_cli()
-        .filter_run(o.features.clone(), move |feature, rule, scenario| {
+        .filter_run(features, move |feature, rule, scenario| {
             let tags_of = || {
                 feature
                     .tags

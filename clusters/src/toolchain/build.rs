@@ -5,7 +5,7 @@ use std::process::{Command, Stdio};
 use std::sync::mpsc;
 use std::time::{Duration, Instant};
 
-use super::{Component, check_go, wrapper_modules_dir};
+use super::{Component, check_go, wrappers};
 
 #[derive(Debug, thiserror::Error)]
 pub enum BuildError {
@@ -192,15 +192,17 @@ fn go_command(module: &Path) -> Command {
 /// The committed wrapper module, or one generated in the cache for an unpinned Kueue or
 /// reference-operator version.
 fn module_dir(component: &Component, cache: &Path) -> Result<PathBuf, BuildError> {
-    let committed = wrapper_modules_dir().join(component.wrapper_module());
-    if committed.join("go.mod").is_file() {
-        return Ok(committed);
+    let module = component.wrapper_module();
+    if let Some(wrapper) = wrappers::find(&module) {
+        return wrapper
+            .write_into(cache)
+            .map_err(|e| BuildError::Io(format!("{component}: wrapper module"), e));
     }
     let Some(go_mod) = generated_go_mod(component) else {
         return Err(BuildError::Failed {
             component: component.to_string(),
-            message: "no committed wrapper module for this version".into(),
-            log: committed.display().to_string(),
+            message: format!("no wrapper module {module} is compiled in"),
+            log: String::new(),
         });
     };
     let generated = cache
@@ -399,9 +401,7 @@ mod tests {
         assert!(args.iter().any(|a| a.contains("gitVersion=v1.36.3")));
         assert!(args.contains(&"k8s.io/kubernetes/cmd/kubelet".to_string()));
         assert!(args.contains(&"k8s.io/kubernetes/cmd/kube-proxy".to_string()));
-        let go_sum =
-            std::fs::read_to_string(wrapper_modules_dir().join("kubernetes").join("go.sum"))
-                .unwrap();
+        let go_sum = wrappers::find("kubernetes").unwrap().go_sum;
         for module in [
             "k8s.io/cri-streaming v0.36.3",
             "go.opentelemetry.io/contrib/instrumentation/github.com/emicklei/go-restful/otelrestful",
@@ -422,30 +422,26 @@ mod tests {
 
     #[test]
     fn wrapper_modules_require_the_pinned_versions() {
-        let dir = wrapper_modules_dir();
+        let go_mod = |module: &str| wrappers::find(module).unwrap().go_mod;
         let cases = [
             ("kubernetes", "k8s.io/kubernetes", super::super::KUBERNETES),
             ("etcd", "go.etcd.io/etcd/server/v3", super::super::ETCD),
             ("kwok", "sigs.k8s.io/kwok", super::super::KWOK),
         ];
         for (module, path, version) in cases {
-            let go_mod = std::fs::read_to_string(dir.join(module).join("go.mod")).unwrap();
             assert!(
-                go_mod.contains(&format!("{path} {version}")),
+                go_mod(module).contains(&format!("{path} {version}")),
                 "{module}/go.mod does not pin {path} {version}"
             );
         }
         for version in super::super::KUEUE_PINNED {
-            let go_mod =
-                std::fs::read_to_string(dir.join(format!("kueue-{version}")).join("go.mod"))
-                    .unwrap();
-            assert!(go_mod.contains(&format!("sigs.k8s.io/kueue {version}")));
+            assert!(
+                go_mod(&format!("kueue-{version}"))
+                    .contains(&format!("sigs.k8s.io/kueue {version}"))
+            );
         }
         for version in super::super::APPWRAPPER_PINNED {
-            let go_mod =
-                std::fs::read_to_string(dir.join(format!("appwrapper-{version}")).join("go.mod"))
-                    .unwrap();
-            assert!(go_mod.contains(&format!(
+            assert!(go_mod(&format!("appwrapper-{version}")).contains(&format!(
                 "github.com/project-codeflare/appwrapper {version}"
             )));
         }

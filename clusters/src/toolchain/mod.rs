@@ -3,6 +3,7 @@
 mod build;
 mod go;
 mod versions;
+pub mod wrappers;
 
 pub use build::{BuildError, BuildReport, build_all, ensure, module_source};
 pub use go::{GoError, check_go};
@@ -111,9 +112,4 @@ pub fn cache_dir() -> PathBuf {
         .map(PathBuf::from)
         .unwrap_or_else(std::env::temp_dir);
     home.join(".cache").join("awconf")
-}
-
-/// Where the wrapper modules of this crate live in the source tree.
-pub fn wrapper_modules_dir() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("toolchain")
 }

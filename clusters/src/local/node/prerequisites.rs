@@ -103,10 +103,7 @@ mod tests {
 
     #[test]
     fn ci_installs_the_same_packages() {
-        let ci = std::fs::read_to_string(
-            std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../.ci/run"),
-        )
-        .unwrap();
+        let ci = include_str!("../../../../.ci/run");
         let packages = INSTALL.trim_start_matches("apt-get install -y ");
         assert!(
             ci.contains(&format!("REAL_NODE_PACKAGES=\"{packages}\"")),

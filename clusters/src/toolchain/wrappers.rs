@@ -1,0 +1,82 @@
+//! The committed wrapper modules (`clusters/toolchain/<name>/`), compiled into awconf so that
+//! an installed binary needs no source tree: a build writes its module into the cache.
+
+use std::path::{Path, PathBuf};
+
+pub struct Wrapper {
+    pub name: &'static str,
+    pub go_mod: &'static str,
+    pub go_sum: &'static str,
+}
+
+macro_rules! wrapper {
+    ($name:literal) => {
+        Wrapper {
+            name: $name,
+            go_mod: include_str!(concat!("../../toolchain/", $name, "/go.mod")),
+            go_sum: include_str!(concat!("../../toolchain/", $name, "/go.sum")),
+        }
+    };
+}
+
+pub const WRAPPERS: &[Wrapper] = &[
+    wrapper!("kubernetes"),
+    wrapper!("etcd"),
+    wrapper!("kwok"),
+    wrapper!("kueue-v0.19.2"),
+    wrapper!("kueue-v0.18.4"),
+    wrapper!("appwrapper-v1.2.2"),
+];
+
+pub fn find(name: &str) -> Option<&'static Wrapper> {
+    WRAPPERS.iter().find(|w| w.name == name)
+}
+
+impl Wrapper {
+    /// Writes the module into `<cache>/modules/<name>/` unless it is there already, each file
+    /// written aside and renamed, so that concurrent builds never read half of one.
+    pub fn write_into(&self, cache: &Path) -> std::io::Result<PathBuf> {
+        let dir = cache.join("modules").join(self.name);
+        std::fs::create_dir_all(&dir)?;
+        for (file, text) in [("go.mod", self.go_mod), ("go.sum", self.go_sum)] {
+            let path = dir.join(file);
+            if std::fs::read_to_string(&path).is_ok_and(|t| t == text) {
+                continue;
+            }
+            let aside = dir.join(format!(".{file}.{}", std::process::id()));
+            std::fs::write(&aside, text)?;
+            std::fs::rename(&aside, &path)?;
+        }
+        Ok(dir)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_committed_module_is_compiled_in() {
+        let committed: Vec<String> = std::fs::read_dir("toolchain")
+            .unwrap()
+            .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+            .collect();
+        for name in &committed {
+            assert!(find(name).is_some(), "{name} is not in WRAPPERS");
+        }
+        assert_eq!(committed.len(), WRAPPERS.len());
+    }
+
+    #[test]
+    fn a_module_is_written_once_and_kept() {
+        let cache = tempfile::tempdir().unwrap();
+        let etcd = find("etcd").unwrap();
+        let dir = etcd.write_into(cache.path()).unwrap();
+        assert_eq!(
+            std::fs::read_to_string(dir.join("go.mod")).unwrap(),
+            etcd.go_mod
+        );
+        assert_eq!(etcd.write_into(cache.path()).unwrap(), dir);
+        assert_eq!(std::fs::read_dir(&dir).unwrap().count(), 2);
+    }
+}
