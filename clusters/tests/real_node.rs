@@ -165,39 +165,31 @@ async fn a_real_node_runs_local_images_to_their_exit_codes_and_leaves_nothing_be
 
     let pods: Api<Pod> = Api::namespaced(client.clone(), "real-node");
     let post = PostParams::default();
-    pods.create(
-        &post,
-        &pod(
+    let plain: [(&str, &str, Option<&str>, &[&str]); 3] = [
+        (
             "succeeds",
             images::BUSYBOX_IMAGE,
             Some("echo from busybox; sleep 1"),
             &[],
         ),
-    )
-    .await
-    .unwrap();
-    pods.create(
-        &post,
-        &pod(
+        (
             "fails",
             images::BUSYBOX_IMAGE,
             Some("echo failing; sleep 1; exit 7"),
             &[],
         ),
-    )
-    .await
-    .unwrap();
-    pods.create(
-        &post,
-        &pod(
+        (
             "echo",
             "awconf.local/echo:1",
             None,
             &["from a glibc binary"],
         ),
-    )
-    .await
-    .unwrap();
+    ];
+    for (name, image, script, args) in plain {
+        pods.create(&post, &pod(name, image, script, args))
+            .await
+            .unwrap();
+    }
     // Plain HTTP to the API server's TLS port through the `kubernetes` Service: Go's TLS server
     // answers it with a 400 that names itself.
     pods.create(
