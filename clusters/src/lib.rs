@@ -5,6 +5,7 @@ pub mod cluster;
 pub mod crds;
 pub mod host;
 pub mod images;
+pub mod install;
 pub mod kueue;
 pub mod local;
 pub mod nodes;

@@ -21,6 +21,10 @@ pub struct NodeShape {
     pub memory: String,
     pub pods: u32,
     pub gpus: u32,
+    /// Taint `kwok.x-k8s.io/node=fake:NoSchedule`, so that only pods tolerating it (the
+    /// suite's, through its ResourceFlavor) land there. Nodes of a cluster whose other nodes
+    /// run system pods (an in-cluster install) are tainted.
+    pub tainted: bool,
 }
 
 impl NodeShape {
@@ -30,6 +34,7 @@ impl NodeShape {
             memory: "256Gi".into(),
             pods: 110,
             gpus,
+            tainted: false,
         }
     }
 
@@ -43,6 +48,9 @@ impl NodeShape {
         ])
     }
 }
+
+/// The taint of [`NodeShape::tainted`] nodes, the one KWOK's own documentation uses.
+pub const FAKE_NODE_TAINT: (&str, &str, &str) = ("kwok.x-k8s.io/node", "fake", "NoSchedule");
 
 pub fn node_name(index: usize) -> String {
     format!("{NODE_PREFIX}{index}")
@@ -63,7 +71,15 @@ pub fn fake_node(name: &str, shape: &NodeShape) -> Result<Node, ClusterError> {
                 "kubernetes.io/arch": "amd64",
             },
         },
-        "spec": { "providerID": format!("kwok://{name}") },
+        "spec": {
+            "providerID": format!("kwok://{name}"),
+            "taints": if shape.tainted {
+                let (key, value, effect) = FAKE_NODE_TAINT;
+                json!([{ "key": key, "value": value, "effect": effect }])
+            } else {
+                json!([])
+            },
+        },
         "status": {
             "capacity": resources,
             "allocatable": resources,
@@ -88,6 +104,12 @@ pub async fn create_fake_nodes(
             .await?;
     }
     Ok(())
+}
+
+/// How many nodes the cluster has.
+pub async fn count(client: &kube::Client) -> Result<usize, ClusterError> {
+    let nodes: Api<Node> = Api::all(client.clone());
+    Ok(nodes.list(&ListParams::default()).await?.items.len())
 }
 
 /// Waits until `count` nodes are Ready and the not-ready taint added at creation is gone.

@@ -14,7 +14,17 @@ pub fn binary_image(reference: &str, binary: &Path) -> Result<Image, ImageError>
         .file_name()
         .map(|n| n.to_string_lossy().to_string())
         .ok_or_else(|| ImageError::Input(format!("{}: not a file", binary.display())))?;
-    let in_image = format!("/{name}");
+    binary_image_at(reference, binary, &format!("/{name}"))
+}
+
+/// Like [`binary_image`], with the binary at `in_image`: release manifests name the path in
+/// their `command` (`/manager` for Kueue and the AppWrapper operator).
+pub fn binary_image_at(
+    reference: &str,
+    binary: &Path,
+    in_image: &str,
+) -> Result<Image, ImageError> {
+    let in_image = in_image.to_string();
     let mut entries = vec![
         Entry::File {
             path: in_image.clone(),

@@ -8,7 +8,7 @@ pub mod load;
 use std::path::{Path, PathBuf};
 
 pub use archive::{Entry, Image, Written};
-pub use contents::{BUSYBOX, binary_image, busybox_image, pause_image};
+pub use contents::{BUSYBOX, binary_image, binary_image_at, busybox_image, pause_image};
 pub use load::Loader;
 
 use crate::toolchain::{self, Component};

@@ -1,4 +1,5 @@
-//! The Kueue manager's configuration file for a run outside the cluster.
+//! The Kueue manager's configuration: a file for a run outside the cluster, and the content
+//! of `kueue-manager-config` for an install into one.
 
 use std::path::Path;
 
@@ -50,6 +51,45 @@ featureGates:
     )
 }
 
+/// The manager config of an in-cluster install: the release's own settings (ports, leader
+/// election, internal certificates) with the suite's integrations and feature gates. The
+/// visibility server stays on: with it off, deleting a namespace hangs on the APIService.
+pub fn render_in_cluster(version: KueueVersion) -> String {
+    let gates: String = version
+        .feature_gates()
+        .iter()
+        .filter(|(name, _)| *name != "VisibilityOnDemand")
+        .map(|(name, on)| format!("  {name}: {on}\n"))
+        .collect();
+    let gates = if gates.is_empty() {
+        "featureGates: {}\n".to_string()
+    } else {
+        format!("featureGates:\n{gates}")
+    };
+    format!(
+        "apiVersion: config.kueue.x-k8s.io/v1beta2
+kind: Configuration
+health:
+  healthProbeBindAddress: :8081
+metrics:
+  bindAddress: :8443
+webhook:
+  port: 9443
+leaderElection:
+  leaderElect: true
+  resourceName: c1f6bfd2.kueue.x-k8s.io
+manageJobsWithoutQueueName: false
+clientConnection:
+  qps: 300
+  burst: 500
+integrations:
+  frameworks:
+  - batch/job
+  - workload.codeflare.dev/appwrapper
+{gates}"
+    )
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -74,5 +114,19 @@ mod tests {
         ] {
             assert!(text.contains(line), "config lacks {line:?}:\n{text}");
         }
+    }
+
+    #[test]
+    fn in_cluster_settings_keep_the_release_ports_and_the_visibility_server() {
+        let text = render_in_cluster(KueueVersion(0, 19, 2));
+        let value: serde_json::Value = serde_saphyr::from_str(&text).unwrap();
+        assert_eq!(value["webhook"]["port"], 9443);
+        assert_eq!(value["health"]["healthProbeBindAddress"], ":8081");
+        assert_eq!(value["featureGates"]["DisableWaitForPodsReady"], true);
+        assert!(value["featureGates"].get("VisibilityOnDemand").is_none());
+        assert!(value.get("internalCertManagement").is_none());
+        let old: serde_json::Value =
+            serde_saphyr::from_str(&render_in_cluster(KueueVersion(0, 18, 4))).unwrap();
+        assert_eq!(old["featureGates"], serde_json::json!({}));
     }
 }

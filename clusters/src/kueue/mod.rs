@@ -1,7 +1,7 @@
 //! The real Kueue manager, built from its Go module and run as a local process beside the
 //! embedded cluster, with its webhooks registered by URL.
 
-mod config;
+pub mod config;
 pub mod objects;
 mod shared;
 mod version;

@@ -130,6 +130,7 @@ impl LocalCluster {
                 node_ip,
                 apiserver_port: cluster.ports.apiserver,
                 detached: opts.detached,
+                tainted: opts.nodes > 0,
             };
             cluster.node = Some(RealNode::start(setup, &client).await?);
         }
@@ -225,9 +226,13 @@ impl LocalCluster {
             &[],
             opts.detached,
         )?;
+        // kwok serves the fake nodes; without any it stays off, so that a KWOK installed
+        // into the cluster is the only one.
         let kwok = Component::kwok().binary(cache, "kwok");
         let home = [("HOME", w.join("kwok-home").display().to_string())];
-        self.start("kwok", &kwok, commands::kwok(&w, &p), &home, opts.detached)?;
+        if opts.nodes > 0 {
+            self.start("kwok", &kwok, commands::kwok(&w, &p), &home, opts.detached)?;
+        }
 
         self.wait(
             &insecure,
@@ -241,12 +246,14 @@ impl LocalCluster {
             60,
         )
         .await?;
-        self.wait(
-            &insecure,
-            &format!("http://127.0.0.1:{}/healthz", p.kwok),
-            60,
-        )
-        .await?;
+        if opts.nodes > 0 {
+            self.wait(
+                &insecure,
+                &format!("http://127.0.0.1:{}/healthz", p.kwok),
+                60,
+            )
+            .await?;
+        }
         Ok(())
     }
 

@@ -280,7 +280,7 @@ fn build_args(component: &Component, out_dir: &Path) -> Vec<String> {
     let out = format!("{}/", out_dir.display());
     let mut args = vec!["-trimpath".to_string()];
     let (ldflags, packages): (String, Vec<String>) = match component.name {
-        "kubernetes" | "kubernetes-node" => {
+        "kubernetes" | "kubernetes-node" | "kubectl" => {
             let minor = v.split('.').nth(1).unwrap_or("0");
             let mut ld = "-s -w".to_string();
             for pkg in [

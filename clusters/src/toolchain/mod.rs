@@ -27,6 +27,11 @@ impl Component {
     pub fn kubernetes_node() -> Self {
         Self::pinned("kubernetes-node", KUBERNETES)
     }
+    /// kubectl, whose `kustomize` renders Kueue's and KWOK's release manifests for an install
+    /// into a cluster; same module, cached apart like the node's binaries.
+    pub fn kubectl() -> Self {
+        Self::pinned("kubectl", KUBERNETES)
+    }
     pub fn etcd() -> Self {
         Self::pinned("etcd", ETCD)
     }
@@ -66,6 +71,7 @@ impl Component {
                 "kube-scheduler",
             ],
             "kubernetes-node" => &["kubelet", "kube-proxy"],
+            "kubectl" => &["kubectl"],
             "etcd" => &["etcd"],
             "kwok" => &["kwok"],
             "appwrapper" => &["appwrapper-operator"],
@@ -77,7 +83,7 @@ impl Component {
     pub fn wrapper_module(&self) -> String {
         match self.name {
             "kueue" | "appwrapper" => format!("{}-{}", self.name, self.version),
-            "kubernetes-node" => "kubernetes".into(),
+            "kubernetes-node" | "kubectl" => "kubernetes".into(),
             name => name.into(),
         }
     }

@@ -200,8 +200,22 @@ pub fn cni_conflist(paths: &NodePaths) -> String {
 
 /// The kubelet: cgroupfs on cgroup v1, no QoS cgroups, its serving certificate from the
 /// cluster's CA, webhook authentication and authorization against the API server, and every
-/// directory under the node's own.
-pub fn kubelet(paths: &NodePaths, ports: &NodePorts, node_ip: Ipv4Addr, ca: &Path) -> String {
+/// directory under the node's own. A `tainted` node takes only pods that tolerate
+/// [`REAL_NODE_TAINT`]: it shares the cluster with fake nodes that the suite's pods go to.
+pub fn kubelet(
+    paths: &NodePaths,
+    ports: &NodePorts,
+    node_ip: Ipv4Addr,
+    ca: &Path,
+    tainted: bool,
+) -> String {
+    let taints = if tainted {
+        format!(
+            "registerWithTaints:\n- key: \"{REAL_NODE_TAINT}\"\n  value: \"true\"\n  effect: NoSchedule\n"
+        )
+    } else {
+        String::new()
+    };
     let pki = paths.pki();
     format!(
         r#"apiVersion: kubelet.config.k8s.io/v1beta1
@@ -239,11 +253,7 @@ evictionHard:
   nodefs.available: "1%"
   nodefs.inodesFree: "1%"
   imagefs.available: "1%"
-registerWithTaints:
-- key: "{taint}"
-  value: "true"
-  effect: NoSchedule
-"#,
+{taints}"#,
         port = ports.kubelet,
         healthz = ports.kubelet_healthz,
         cert = p(&pki.join("kubelet.crt")),
@@ -252,7 +262,6 @@ registerWithTaints:
         socket = p(&paths.containerd_socket()),
         pod_logs = p(&paths.pod_logs()),
         volume_plugins = p(&paths.dir.join("volume-plugins")),
-        taint = REAL_NODE_TAINT,
     )
 }
 
@@ -368,7 +377,7 @@ mod tests {
     #[test]
     fn the_kubelet_runs_on_cgroup_v1_without_systemd_and_serves_on_the_node_ip() {
         let ip = Ipv4Addr::new(192, 0, 2, 2);
-        let config = kubelet(&paths(), &PORTS, ip, Path::new("/w/pki/ca.crt"));
+        let config = kubelet(&paths(), &PORTS, ip, Path::new("/w/pki/ca.crt"), true);
         let value: serde_json::Value = serde_saphyr::from_str(&config).unwrap();
         assert_eq!(value["cgroupDriver"], "cgroupfs");
         assert_eq!(value["failCgroupV1"], false);
@@ -384,6 +393,9 @@ mod tests {
             "unix:///w/node/containerd/containerd.sock"
         );
         assert_eq!(value["registerWithTaints"][0]["key"], REAL_NODE_TAINT);
+        let alone = kubelet(&paths(), &PORTS, ip, Path::new("/w/pki/ca.crt"), false);
+        let alone: serde_json::Value = serde_saphyr::from_str(&alone).unwrap();
+        assert!(alone.get("registerWithTaints").is_none(), "{alone}");
         let args = kubelet_args(&paths(), "real-node-0", ip);
         assert!(args.contains(&"--node-ip=192.0.2.2".to_string()));
         assert!(args.contains(&"--root-dir=/w/node/kubelet".to_string()));

@@ -35,6 +35,8 @@ pub struct NodeSetup {
     pub node_ip: Ipv4Addr,
     pub apiserver_port: u16,
     pub detached: bool,
+    /// Tainted when fake nodes share the cluster (see [`config::kubelet`]).
+    pub tainted: bool,
 }
 
 /// What `cluster down` needs to tear a detached node down.
@@ -136,7 +138,7 @@ impl RealNode {
             ),
             (
                 paths.kubelet_config(),
-                config::kubelet(paths, &self.ports, setup.node_ip, &ca_crt),
+                config::kubelet(paths, &self.ports, setup.node_ip, &ca_crt, setup.tainted),
             ),
             (
                 paths.kubelet_kubeconfig(),

@@ -1,0 +1,91 @@
+//! Server-side apply of rendered manifests: namespaces and CRDs first, then the rest, each
+//! through the API its kind is served by.
+
+use std::time::{Duration, Instant};
+
+use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition;
+use kube::api::{Api, DynamicObject, Patch, PatchParams};
+use kube::core::GroupVersionKind;
+use kube::discovery::{self, Scope};
+use serde_json::Value;
+
+use super::InstallError;
+use super::manifests::is_foundation;
+
+pub const FIELD_MANAGER: &str = "awconf";
+
+/// Applies `objects`, namespaces and CRDs first (waiting until the CRDs are served).
+pub async fn apply_all(client: &kube::Client, objects: &[Value]) -> Result<(), InstallError> {
+    let (foundation, rest): (Vec<&Value>, Vec<&Value>) =
+        objects.iter().partition(|o| is_foundation(o));
+    let mut crds = Vec::new();
+    for object in foundation {
+        if object["kind"] == "CustomResourceDefinition" {
+            let crd: CustomResourceDefinition = serde_json::from_value(object.clone())
+                .map_err(|e| InstallError::Render(format!("{}: {e}", describe(object))))?;
+            crds.push(crd);
+        } else {
+            apply(client, object).await?;
+        }
+    }
+    crate::crds::install(client, &crds).await?;
+    for object in rest {
+        apply(client, object).await?;
+    }
+    Ok(())
+}
+
+/// Applies one object, forcing ownership of its fields to awconf.
+pub async fn apply(client: &kube::Client, object: &Value) -> Result<(), InstallError> {
+    let api = api_for(client, object).await?;
+    let name = object["metadata"]["name"].as_str().unwrap_or_default();
+    let params = PatchParams::apply(FIELD_MANAGER).force();
+    api.patch(name, &params, &Patch::Apply(object))
+        .await
+        .map_err(|e| InstallError::Apply(describe(object), e))?;
+    Ok(())
+}
+
+/// The API of the object's kind, namespaced or not as discovery says. A kind whose CRD was
+/// applied a moment ago may take a few seconds to be discovered.
+async fn api_for(
+    client: &kube::Client,
+    object: &Value,
+) -> Result<Api<DynamicObject>, InstallError> {
+    let api_version = object["apiVersion"].as_str().unwrap_or_default();
+    let kind = object["kind"].as_str().unwrap_or_default();
+    let (group, version) = match api_version.split_once('/') {
+        Some((g, v)) => (g, v),
+        None => ("", api_version),
+    };
+    let gvk = GroupVersionKind::gvk(group, version, kind);
+    let deadline = Instant::now() + Duration::from_secs(30);
+    let (resource, capabilities) = loop {
+        match discovery::pinned_kind(client, &gvk).await {
+            Ok(found) => break found,
+            Err(e) if Instant::now() > deadline => {
+                return Err(InstallError::Apply(describe(object), e));
+            }
+            Err(_) => tokio::time::sleep(Duration::from_millis(500)).await,
+        }
+    };
+    Ok(match capabilities.scope {
+        Scope::Cluster => Api::all_with(client.clone(), &resource),
+        Scope::Namespaced => {
+            let namespace = object["metadata"]["namespace"]
+                .as_str()
+                .unwrap_or("default");
+            Api::namespaced_with(client.clone(), namespace, &resource)
+        }
+    })
+}
+
+/// `Kind namespace/name`, for messages.
+pub fn describe(object: &Value) -> String {
+    let kind = object["kind"].as_str().unwrap_or("object");
+    let name = object["metadata"]["name"].as_str().unwrap_or("?");
+    match object["metadata"]["namespace"].as_str() {
+        Some(ns) => format!("{kind} {ns}/{name}"),
+        None => format!("{kind} {name}"),
+    }
+}

@@ -1,0 +1,197 @@
+//! Kueue as its users install it: the `config/default` kustomization of the pinned module,
+//! with our manager config and an image of the pinned binary; ready when Kueue's own e2e
+//! would call it ready.
+
+use std::time::{Duration, Instant};
+
+use kube::api::{Api, DynamicObject, PostParams};
+use kube::discovery::ApiResource;
+use serde_json::{Value, json};
+
+use super::manifests::{container_mut, find_mut, kustomize, use_loaded_image};
+use super::{InstallError, Target, apply, ready};
+use crate::images;
+use crate::kueue::{KueueVersion, config, objects};
+use crate::toolchain::{self, Component};
+
+pub const NAMESPACE: &str = "kueue-system";
+pub const DEPLOYMENT: &str = "kueue-controller-manager";
+pub const WEBHOOK_SERVICE: &str = "kueue-webhook-service";
+pub const CONFIG_MAP: &str = "kueue-manager-config";
+/// The labels of Kueue's manager pods (for their logs).
+pub const POD_SELECTOR: &str = "control-plane=controller-manager";
+
+pub fn image_reference(version: KueueVersion) -> String {
+    format!("awconf.local/kueue:{version}")
+}
+
+/// The release manifests of `version`, edited for this install.
+pub fn manifests(target: &Target, version: KueueVersion) -> Result<Vec<Value>, InstallError> {
+    let component = Component::kueue(&version.to_string());
+    let source = toolchain::module_source(&component, &target.cache, "sigs.k8s.io/kueue")?;
+    let mut objects = kustomize(&target.cache, &source.join("config/default"))?;
+    edit(&mut objects, version)?;
+    Ok(objects)
+}
+
+/// Our image and manager config in the release's objects; nothing else changes.
+pub fn edit(objects: &mut [Value], version: KueueVersion) -> Result<(), InstallError> {
+    let deployment = find_mut(objects, "Deployment", DEPLOYMENT)?;
+    use_loaded_image(
+        container_mut(deployment, "manager")?,
+        &image_reference(version),
+    );
+    let config_map = find_mut(objects, "ConfigMap", CONFIG_MAP)?;
+    config_map["data"] =
+        json!({ "controller_manager_config.yaml": config::render_in_cluster(version) });
+    Ok(())
+}
+
+/// Installs Kueue `version` (the AppWrapper CRD first: Kueue defers its AppWrapper
+/// integration for minutes when the CRD comes later) and waits until it serves.
+pub async fn install(target: &Target, version: &str) -> Result<Duration, InstallError> {
+    let started = Instant::now();
+    let version = KueueVersion::parse(version).map_err(InstallError::Other)?;
+    let aw_crd = appwrapper_controller::crd::appwrapper_crd();
+    crate::crds::install(&target.client, std::slice::from_ref(&aw_crd)).await?;
+
+    let component = Component::kueue(&version.to_string());
+    let cache = target.cache.clone();
+    let build = component.clone();
+    tokio::task::spawn_blocking(move || toolchain::build_all(std::slice::from_ref(&build), &cache))
+        .await
+        .map_err(|e| InstallError::Other(e.to_string()))??;
+    let binary = component.binary(&target.cache, "kueue");
+    let image = images::binary_image_at(&image_reference(version), &binary, "/manager")?;
+    target.load(image, &format!("kueue-{version}")).await?;
+
+    let rendered = {
+        let target = target.clone();
+        tokio::task::spawn_blocking(move || manifests(&target, version))
+            .await
+            .map_err(|e| InstallError::Other(e.to_string()))??
+    };
+    apply::apply_all(&target.client, &rendered).await?;
+    wait_serving(&target.client).await?;
+    Ok(started.elapsed())
+}
+
+/// Kueue's e2e readiness: the manager available, its webhook endpoints ready, a dry-run
+/// ResourceFlavor accepted, and a dry-run AppWrapper defaulted to `suspend: true`.
+pub async fn wait_serving(client: &kube::Client) -> Result<(), InstallError> {
+    let timeout = Duration::from_secs(240);
+    ready::until("the Kueue manager", timeout, || {
+        ready::deployment_available(client, NAMESPACE, DEPLOYMENT)
+    })
+    .await?;
+    ready::until("Kueue's webhook endpoints", timeout, || {
+        ready::service_endpoints_ready(client, NAMESPACE, WEBHOOK_SERVICE)
+    })
+    .await?;
+    ready::until("Kueue's webhooks", timeout, || async {
+        match dry_run_probes(client).await {
+            Ok(()) => Ok(Ok(())),
+            Err(why) => Ok(Err(why)),
+        }
+    })
+    .await
+}
+
+async fn dry_run_probes(client: &kube::Client) -> Result<(), String> {
+    let dry_run = PostParams {
+        dry_run: true,
+        field_manager: None,
+    };
+    let flavor_resource = ApiResource {
+        group: "kueue.x-k8s.io".into(),
+        version: "v1beta2".into(),
+        api_version: objects::API_VERSION.into(),
+        kind: "ResourceFlavor".into(),
+        plural: "resourceflavors".into(),
+    };
+    let flavor: DynamicObject =
+        serde_json::from_value(objects::resource_flavor("awconf-install-probe"))
+            .map_err(|e| e.to_string())?;
+    Api::<DynamicObject>::all_with(client.clone(), &flavor_resource)
+        .create(&dry_run, &flavor)
+        .await
+        .map_err(|e| format!("a dry-run ResourceFlavor was refused: {e}"))?;
+
+    let aw_resource = ApiResource {
+        group: "workload.codeflare.dev".into(),
+        version: "v1beta2".into(),
+        api_version: "workload.codeflare.dev/v1beta2".into(),
+        kind: "AppWrapper".into(),
+        plural: "appwrappers".into(),
+    };
+    let appwrapper: DynamicObject =
+        serde_json::from_value(probe_appwrapper()).map_err(|e| e.to_string())?;
+    let created = Api::<DynamicObject>::namespaced_with(client.clone(), "default", &aw_resource)
+        .create(&dry_run, &appwrapper)
+        .await
+        .map_err(|e| format!("a dry-run AppWrapper was refused: {e}"))?;
+    if created.data["spec"]["suspend"] == json!(true) {
+        Ok(())
+    } else {
+        Err("a dry-run AppWrapper with a queue name was not defaulted to suspend: true (Kueue's AppWrapper integration is not active yet)".into())
+    }
+}
+
+fn probe_appwrapper() -> Value {
+    json!({
+        "apiVersion": "workload.codeflare.dev/v1beta2",
+        "kind": "AppWrapper",
+        "metadata": {
+            "name": "awconf-install-probe",
+            "labels": { "kueue.x-k8s.io/queue-name": "awconf-install-probe" },
+        },
+        "spec": { "components": [{ "template": {
+            "apiVersion": "v1", "kind": "Pod",
+            "metadata": { "name": "probe" },
+            "spec": {
+                "restartPolicy": "Never",
+                "containers": [{ "name": "c", "image": "busybox", "resources": { "requests": { "cpu": "1m" } } }],
+            },
+        }}]},
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::install::manifests::parse;
+
+    #[test]
+    fn the_release_deployment_runs_our_image_and_config() {
+        let mut objects = parse(
+            "
+apiVersion: v1
+kind: ConfigMap
+metadata: {name: kueue-manager-config, namespace: kueue-system}
+data: {controller_manager_config.yaml: 'shipped'}
+---
+apiVersion: apps/v1
+kind: Deployment
+metadata: {name: kueue-controller-manager, namespace: kueue-system}
+spec:
+  template:
+    spec:
+      containers:
+      - {name: manager, image: 'x:main', imagePullPolicy: Always, command: [/manager]}
+",
+        )
+        .unwrap();
+        edit(&mut objects, KueueVersion(0, 19, 2)).unwrap();
+        let config = objects[0]["data"]["controller_manager_config.yaml"]
+            .as_str()
+            .unwrap();
+        assert!(
+            config.contains("workload.codeflare.dev/appwrapper"),
+            "{config}"
+        );
+        let container = &objects[1]["spec"]["template"]["spec"]["containers"][0];
+        assert_eq!(container["image"], "awconf.local/kueue:v0.19.2");
+        assert_eq!(container["imagePullPolicy"], "Never");
+        assert_eq!(container["command"], json!(["/manager"]));
+    }
+}

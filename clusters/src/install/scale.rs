@@ -1,0 +1,78 @@
+//! Taking an installed component down and up again, as a crash or an operator would: its
+//! Deployment scaled to zero, its pods deleted gracefully or with grace period 0.
+
+use std::time::Duration;
+
+use k8s_openapi::api::apps::v1::Deployment;
+use k8s_openapi::api::core::v1::Pod;
+use kube::api::{Api, DeleteParams, ListParams, Patch, PatchParams};
+use serde_json::json;
+
+use super::{InstallError, ready};
+
+/// An installed Deployment the harness can stop, kill and start.
+#[derive(Clone)]
+pub struct Workload {
+    pub client: kube::Client,
+    pub namespace: String,
+    pub deployment: String,
+    /// Its pods' label selector.
+    pub selector: String,
+}
+
+impl Workload {
+    async fn scale(&self, replicas: i32) -> Result<(), InstallError> {
+        let api: Api<Deployment> = Api::namespaced(self.client.clone(), &self.namespace);
+        api.patch(
+            &self.deployment,
+            &PatchParams::default(),
+            &Patch::Merge(json!({ "spec": { "replicas": replicas } })),
+        )
+        .await?;
+        Ok(())
+    }
+
+    async fn delete_pods(&self, grace_seconds: Option<u32>) -> Result<(), InstallError> {
+        let api: Api<Pod> = Api::namespaced(self.client.clone(), &self.namespace);
+        let params = DeleteParams {
+            grace_period_seconds: grace_seconds,
+            ..DeleteParams::default()
+        };
+        api.delete_collection(&params, &ListParams::default().labels(&self.selector))
+            .await?;
+        Ok(())
+    }
+
+    async fn no_pods(&self) -> Result<Result<(), String>, InstallError> {
+        let api: Api<Pod> = Api::namespaced(self.client.clone(), &self.namespace);
+        let pods = api
+            .list(&ListParams::default().labels(&self.selector))
+            .await?;
+        Ok(match pods.items.len() {
+            0 => Ok(()),
+            n => Err(format!("{n} pods of {} remain", self.deployment)),
+        })
+    }
+
+    /// Scaled to zero; its pods end as their termination grace period allows.
+    pub async fn stop(&self) -> Result<(), InstallError> {
+        self.scale(0).await?;
+        ready::until(&self.deployment, Duration::from_secs(60), || self.no_pods()).await
+    }
+
+    /// Scaled to zero and its pods deleted with grace period 0: SIGKILL, as a crash.
+    pub async fn kill(&self) -> Result<(), InstallError> {
+        self.scale(0).await?;
+        self.delete_pods(Some(0)).await?;
+        ready::until(&self.deployment, Duration::from_secs(60), || self.no_pods()).await
+    }
+
+    /// One replica again; waits until it is available.
+    pub async fn start(&self, timeout: Duration) -> Result<(), InstallError> {
+        self.scale(1).await?;
+        ready::until(&self.deployment, timeout, || {
+            ready::deployment_available(&self.client, &self.namespace, &self.deployment)
+        })
+        .await
+    }
+}

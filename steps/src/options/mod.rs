@@ -1,0 +1,119 @@
+//! What a suite run is asked to do, and what it reports back.
+
+mod cluster;
+mod mode;
+mod summary;
+
+use std::path::{Path, PathBuf};
+
+pub use cluster::ClusterChoice;
+pub use mode::ControllerMode;
+pub use summary::Summary;
+
+/// Options of [`crate::run_suite`].
+#[derive(Clone, Debug)]
+pub struct SuiteOptions {
+    pub cluster: ClusterChoice,
+    pub controller: ControllerMode,
+    /// A Kueue release tag such as `v0.19.2`.
+    pub kueue_version: String,
+    /// A cucumber tag expression (`@kueue and not @serial`); `None` runs everything.
+    pub tags: Option<String>,
+    /// Substrings of `feature: scenario`; a scenario runs when it contains any of them (all
+    /// run when empty).
+    pub filters: Vec<String>,
+    /// A directory of `*.feature` files; `None` runs the built-in ones ([`crate::features`]).
+    pub features: Option<PathBuf>,
+    /// Where the JUnit XML goes; `None` means `<report_dir>/junit.xml`.
+    pub junit: Option<PathBuf>,
+    /// Reports (JUnit, cucumber JSON, HTML) and the artifacts of failed scenarios.
+    pub report_dir: PathBuf,
+    /// Keep the namespace and objects of a failed scenario instead of cleaning them up.
+    pub keep_on_failure: bool,
+    /// Scenarios run at once (`@serial` ones always run alone).
+    pub concurrency: usize,
+}
+
+impl Default for SuiteOptions {
+    fn default() -> Self {
+        SuiteOptions {
+            cluster: ClusterChoice::Local,
+            controller: ControllerMode::Embedded,
+            kueue_version: clusters::kueue::test_version(),
+            tags: None,
+            filters: Vec::new(),
+            features: None,
+            junit: None,
+            // Relative to the working directory: the workspace under `cargo test`.
+            report_dir: Path::new("target").join("awconf-report"),
+            keep_on_failure: false,
+            concurrency: 16,
+        }
+    }
+}
+
+impl SuiteOptions {
+    /// Whether the scenario titled `feature: scenario` passes the name filters.
+    pub fn selects(&self, feature: &str, scenario: &str) -> bool {
+        let title = format!("{feature}: {scenario}");
+        self.filters.is_empty() || self.filters.iter().any(|f| title.contains(f.as_str()))
+    }
+
+    /// The defaults, overridden by `AWCONF_CONTROLLER` (embedded|process|external|reference),
+    /// `AWCONF_APPWRAPPER_VERSION` (the reference operator's version),
+    /// `AWCONF_CONTROLLER_COMMAND`, `AWCONF_CONTROLLER_BIN`, `AWCONF_KUEUE_VERSION`,
+    /// `AWCONF_TAGS`, `AWCONF_FEATURES`, `AWCONF_JUNIT`, `AWCONF_REPORT_DIR`,
+    /// `AWCONF_KEEP_ON_FAILURE` (1/true) and `AWCONF_CONCURRENCY`.
+    pub fn from_env() -> Result<Self, String> {
+        let var = |name: &str| std::env::var(name).ok().filter(|v| !v.is_empty());
+        let mut options = SuiteOptions {
+            controller: ControllerMode::parse(
+                &var("AWCONF_CONTROLLER").unwrap_or_default(),
+                var("AWCONF_CONTROLLER_COMMAND"),
+                var("AWCONF_CONTROLLER_BIN").map(PathBuf::from),
+            )?
+            .with_reference_version(var("AWCONF_APPWRAPPER_VERSION")),
+            ..SuiteOptions::default()
+        };
+        if let Some(v) = var("AWCONF_KUEUE_VERSION") {
+            options.kueue_version = v;
+        }
+        options.tags = var("AWCONF_TAGS");
+        if let Some(v) = var("AWCONF_FEATURES") {
+            options.features = Some(v.into());
+        }
+        options.junit = var("AWCONF_JUNIT").map(PathBuf::from);
+        if let Some(v) = var("AWCONF_REPORT_DIR") {
+            options.report_dir = v.into();
+        }
+        options.keep_on_failure = var("AWCONF_KEEP_ON_FAILURE")
+            .is_some_and(|v| matches!(v.as_str(), "1" | "true" | "yes"));
+        if let Some(v) = var("AWCONF_CONCURRENCY") {
+            options.concurrency = v
+                .parse()
+                .map_err(|_| format!("AWCONF_CONCURRENCY={v:?} is not a number"))?;
+        }
+        Ok(options)
+    }
+
+    pub fn junit_path(&self) -> PathBuf {
+        self.junit
+            .clone()
+            .unwrap_or_else(|| self.report_dir.join("junit.xml"))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn name_filters_match_substrings_of_feature_and_scenario() {
+        let mut options = SuiteOptions::default();
+        assert!(options.selects("Phases", "Running → Succeeded: every pod succeeded"));
+        options.filters = vec!["Running → Succeeded".into(), "Restart".into()];
+        assert!(options.selects("Phases", "Running → Succeeded: every pod succeeded"));
+        assert!(options.selects("Restart safety", "Killed while Resetting"));
+        assert!(!options.selects("Phases", "Running → Failed"));
+    }
+}

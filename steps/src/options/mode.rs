@@ -1,0 +1,117 @@
+//! The controller under test, as `--controller` names it.
+
+use std::path::PathBuf;
+
+/// The controller under test.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub enum ControllerMode {
+    /// Our controller, in this process (`appwrapper_controller::run::run`).
+    #[default]
+    Embedded,
+    /// Our binary as a child process, so that it can be SIGKILLed. `None` looks for
+    /// `appwrapper-controller` beside the test executable (`cargo build -p appwrapper-controller`).
+    Process { binary: Option<PathBuf> },
+    /// Any command, run with `sh -c`, for example the reference operator. `{kubeconfig}` and
+    /// `{config}` in it are replaced by the paths of the cluster's kubeconfig and of the
+    /// suite's controller configuration; `KUBECONFIG` is set as well.
+    External { command: String },
+    /// The reference Go operator at this version, built from its module into the cache and
+    /// run as a child process configured through its own ConfigMap.
+    Reference { version: String },
+}
+
+impl ControllerMode {
+    /// `embedded`, `process`, `external` or `reference`; `command` is required by `external`.
+    pub fn parse(
+        mode: &str,
+        command: Option<String>,
+        binary: Option<PathBuf>,
+    ) -> Result<Self, String> {
+        match mode {
+            "embedded" | "" => Ok(ControllerMode::Embedded),
+            "process" => Ok(ControllerMode::Process { binary }),
+            "reference" => Ok(ControllerMode::Reference {
+                version: clusters::toolchain::APPWRAPPER_DEFAULT.to_string(),
+            }),
+            "external" => command
+                .filter(|c| !c.trim().is_empty())
+                .map(|command| ControllerMode::External { command })
+                .ok_or_else(|| {
+                    "controller mode `external` needs a command (AWCONF_CONTROLLER_COMMAND)"
+                        .to_string()
+                }),
+            other => Err(format!(
+                "unknown controller mode {other:?}: expected embedded, process, external or reference"
+            )),
+        }
+    }
+
+    pub fn name(&self) -> &'static str {
+        match self {
+            ControllerMode::Embedded => "embedded",
+            ControllerMode::Process { .. } => "process",
+            ControllerMode::External { .. } => "external",
+            ControllerMode::Reference { .. } => "reference",
+        }
+    }
+
+    /// Sets the reference operator's version (a no-op for the other modes).
+    pub fn with_reference_version(self, v: Option<String>) -> Self {
+        match (self, v) {
+            (ControllerMode::Reference { .. }, Some(version)) => {
+                ControllerMode::Reference { version }
+            }
+            (mode, _) => mode,
+        }
+    }
+
+    /// A child process that the suite starts and kills (our binary or the reference).
+    pub fn is_child(&self) -> bool {
+        matches!(
+            self,
+            ControllerMode::Process { .. } | ControllerMode::Reference { .. }
+        )
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn controller_modes_parse() {
+        assert_eq!(
+            ControllerMode::parse("", None, None),
+            Ok(ControllerMode::Embedded)
+        );
+        assert_eq!(
+            ControllerMode::parse("process", None, None),
+            Ok(ControllerMode::Process { binary: None })
+        );
+        assert!(ControllerMode::parse("external", None, None).is_err());
+        assert_eq!(
+            ControllerMode::parse("external", Some("run {kubeconfig}".into()), None),
+            Ok(ControllerMode::External {
+                command: "run {kubeconfig}".into()
+            })
+        );
+        assert!(ControllerMode::parse("kind", None, None).is_err());
+        let reference = ControllerMode::parse("reference", None, None).unwrap();
+        assert_eq!(
+            reference,
+            ControllerMode::Reference {
+                version: "v1.2.2".into()
+            }
+        );
+        assert_eq!(
+            reference.with_reference_version(Some("v1.2.1".into())),
+            ControllerMode::Reference {
+                version: "v1.2.1".into()
+            }
+        );
+        assert_eq!(
+            ControllerMode::Embedded.with_reference_version(Some("v1.2.1".into())),
+            ControllerMode::Embedded
+        );
+    }
+}

@@ -1,0 +1,101 @@
+//! What a run reports back: counts, coverage, the slowest and skipped scenarios.
+
+use std::path::PathBuf;
+use std::time::Duration;
+
+/// The result of a run.
+#[derive(Clone, Debug, Default)]
+pub struct Summary {
+    pub passed: usize,
+    pub failed: usize,
+    /// Feature files that did not parse (each also counts as failed).
+    pub parse_errors: usize,
+    pub duration: Duration,
+    /// Phase-diagram edges the monitor saw taken, out of all edges.
+    pub transitions_covered: usize,
+    pub transitions_total: usize,
+    /// (feature: scenario, seconds), slowest first.
+    pub slowest: Vec<(String, f64)>,
+    pub failed_scenarios: Vec<String>,
+    /// Scenarios not run for this controller: (feature: scenario, reason).
+    pub excluded: Vec<(String, String)>,
+    pub report_dir: PathBuf,
+}
+
+impl Summary {
+    pub fn success(&self) -> bool {
+        self.failed == 0 && self.passed > 0
+    }
+
+    /// The closing line CI reads: `N passed, N failed`, and `, N skipped` when scenarios were
+    /// excluded for the controller under test.
+    pub fn closing_line(&self) -> String {
+        let mut line = format!("{} passed, {} failed", self.passed, self.failed);
+        if !self.excluded.is_empty() {
+            line.push_str(&format!(", {} skipped", self.excluded.len()));
+        }
+        line
+    }
+
+    /// What a run prints at its end; the closing line comes last.
+    pub fn report_lines(&self) -> Vec<String> {
+        let mut lines = vec![format!(
+            "phase-diagram transitions taken: {} of {}",
+            self.transitions_covered, self.transitions_total
+        )];
+        lines.extend(
+            self.slowest
+                .iter()
+                .take(3)
+                .map(|(name, secs)| format!("slow: {secs:.1}s {name}")),
+        );
+        lines.extend(
+            self.excluded
+                .iter()
+                .map(|(name, reason)| format!("skipped: {name} ({reason})")),
+        );
+        lines.extend(
+            self.failed_scenarios
+                .iter()
+                .map(|name| format!("failed: {name}")),
+        );
+        lines.push(format!(
+            "reports in {} ({:.0}s)",
+            self.report_dir.display(),
+            self.duration.as_secs_f64()
+        ));
+        if self.passed + self.failed == 0 {
+            lines.push("no scenario matched the filter".to_string());
+        }
+        lines.push(self.closing_line());
+        lines
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_closing_line_counts_scenarios() {
+        let summary = Summary {
+            passed: 3,
+            failed: 1,
+            ..Summary::default()
+        };
+        assert_eq!(summary.closing_line(), "3 passed, 1 failed");
+        assert!(!summary.success());
+        let skipped = Summary {
+            passed: 3,
+            excluded: vec![("f: s".into(), "@extension: ...".into())],
+            ..Summary::default()
+        };
+        assert_eq!(skipped.closing_line(), "3 passed, 0 failed, 1 skipped");
+        assert!(
+            skipped
+                .report_lines()
+                .iter()
+                .any(|l| l.starts_with("skipped: f: s ("))
+        );
+    }
+}
