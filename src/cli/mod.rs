@@ -2,6 +2,7 @@
 
 mod bench;
 mod cluster;
+mod install;
 mod run;
 mod toolchain;
 
@@ -27,6 +28,8 @@ enum Command {
     /// Bring an embedded cluster up or down, or show it.
     #[command(subcommand)]
     Cluster(cluster::ClusterCommand),
+    /// Install Kueue, KWOK and the controller into a cluster that is already up.
+    Install(install::InstallArgs),
     /// Build or list the pinned Go binaries (kube-apiserver, etcd, kwok, Kueue).
     #[command(subcommand)]
     Toolchain(toolchain::ToolchainCommand),
@@ -45,6 +48,7 @@ impl Cli {
         match self.command {
             Command::Run(r) => r.run().await,
             Command::Cluster(c) => c.run().await,
+            Command::Install(i) => i.run().await,
             Command::Toolchain(c) => c.run(),
             Command::Crd => {
                 let crd = appwrapper_controller::crd::appwrapper_crd();

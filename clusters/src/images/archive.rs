@@ -51,6 +51,9 @@ pub struct Image {
     pub entrypoint: Vec<String>,
     pub cmd: Vec<String>,
     pub env: Vec<String>,
+    /// `uid:gid` the container runs as; empty is root. Release manifests that say
+    /// `runAsNonRoot` need a numeric user here, as distroless's `nonroot` gives them.
+    pub user: String,
 }
 
 /// What was written, for tests and for the loaders' messages.
@@ -147,6 +150,7 @@ impl Image {
                 "Entrypoint": self.entrypoint,
                 "Cmd": self.cmd,
                 "Env": env,
+                "User": self.user,
                 "WorkingDir": "/",
             },
             "rootfs": {"type": "layers", "diff_ids": [format!("sha256:{layer_hex}")]},
@@ -239,6 +243,7 @@ mod tests {
                 },
             ],
             entrypoint: vec!["/bin/hello".into()],
+            user: "65532:65532".into(),
             ..Default::default()
         };
         let written = image.write_archive(&dir.path().join("hello.tar")).unwrap();
@@ -259,6 +264,7 @@ mod tests {
         let config: serde_json::Value = serde_json::from_slice(config_bytes).unwrap();
         assert_eq!(config["rootfs"]["diff_ids"][0], written.layer_digest);
         assert_eq!(config["config"]["Entrypoint"][0], "/bin/hello");
+        assert_eq!(config["config"]["User"], "65532:65532");
         assert_eq!(config["os"], "linux");
 
         let files = read_tar(layer);

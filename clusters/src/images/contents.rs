@@ -47,9 +47,14 @@ pub fn binary_image_at(
         reference: reference.to_string(),
         entries,
         entrypoint: vec![in_image],
+        user: NONROOT.into(),
         ..Default::default()
     })
 }
+
+/// distroless's `nonroot` user, which release images of Kueue, KWOK and the AppWrapper
+/// operator run as.
+pub const NONROOT: &str = "65532:65532";
 
 /// The libraries `ldd` resolves for `binary`, loader included; empty for a static binary.
 pub fn shared_libraries(binary: &Path) -> Result<Vec<PathBuf>, ImageError> {

@@ -83,9 +83,76 @@ impl Loader {
     }
 }
 
+/// `containerd:SOCKET`, `kind:CLUSTER`, `k3d:CLUSTER` or `k3s-dir:DIRECTORY`, as
+/// `--load-images` takes it.
+impl std::str::FromStr for Loader {
+    type Err = String;
+
+    fn from_str(text: &str) -> Result<Self, String> {
+        let usage = "expected containerd:SOCKET, kind:CLUSTER, k3d:CLUSTER or k3s-dir:DIRECTORY";
+        let (kind, value) = text
+            .split_once(':')
+            .filter(|(_, v)| !v.is_empty())
+            .ok_or_else(|| format!("--load-images {text:?}: {usage}"))?;
+        match kind {
+            "containerd" => Ok(Loader::Containerd {
+                address: value.into(),
+            }),
+            "kind" => Ok(Loader::Kind {
+                cluster: value.into(),
+            }),
+            "k3d" => Ok(Loader::K3d {
+                cluster: value.into(),
+            }),
+            "k3s-dir" => Ok(Loader::K3sImagesDir { dir: value.into() }),
+            other => Err(format!("--load-images: unknown loader {other:?}; {usage}")),
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn loaders_parse_from_their_flag() {
+        let cases: &[(&str, Result<Loader, &str>)] = &[
+            (
+                "containerd:/w/node/containerd.sock",
+                Ok(Loader::Containerd {
+                    address: "/w/node/containerd.sock".into(),
+                }),
+            ),
+            (
+                "kind:awconf",
+                Ok(Loader::Kind {
+                    cluster: "awconf".into(),
+                }),
+            ),
+            (
+                "k3d:ci",
+                Ok(Loader::K3d {
+                    cluster: "ci".into(),
+                }),
+            ),
+            (
+                "k3s-dir:/var/lib/rancher/k3s/agent/images",
+                Ok(Loader::K3sImagesDir {
+                    dir: Loader::K3S_IMAGES_DIR.into(),
+                }),
+            ),
+            ("docker:x", Err("unknown loader \"docker\"")),
+            ("kind:", Err("expected containerd:SOCKET")),
+            ("kind", Err("expected containerd:SOCKET")),
+        ];
+        for (text, want) in cases {
+            match (text.parse::<Loader>(), want) {
+                (Ok(got), Ok(want)) => assert_eq!(&got, want),
+                (Err(got), Err(want)) => assert!(got.contains(want), "{text}: {got}"),
+                (got, want) => panic!("{text}: got {got:?}, want {want:?}"),
+            }
+        }
+    }
 
     #[test]
     fn each_provider_has_its_import_command() {

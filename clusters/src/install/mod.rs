@@ -12,8 +12,10 @@ pub mod ready;
 pub mod scale;
 
 use std::path::PathBuf;
+use std::time::Duration;
 
 use crate::images::{self, Image, ImageError, Loader};
+use crate::nodes::NodeShape;
 
 #[derive(Debug, thiserror::Error)]
 pub enum InstallError {
@@ -29,6 +31,8 @@ pub enum InstallError {
         seconds: u64,
         why: String,
     },
+    #[error("{what} cannot start, and waiting will not change that: {why}")]
+    Stuck { what: String, why: String },
     #[error(transparent)]
     Image(#[from] ImageError),
     #[error(transparent)]
@@ -107,6 +111,63 @@ impl Target {
         .map_err(|e| InstallError::Other(format!("loading {reference}: {e}")))??;
         Ok(reference)
     }
+}
+
+/// What to install, with which settings.
+#[derive(Clone, Debug)]
+pub struct Request {
+    pub parts: Vec<Part>,
+    pub kueue_version: String,
+    /// Fake nodes KWOK serves (with [`Part::Kwok`]).
+    pub fake_nodes: usize,
+    pub node_shape: NodeShape,
+    /// Our controller's binary, made into an image and loaded; `None` installs the image
+    /// that `controller` names as it is.
+    pub controller_binary: Option<PathBuf>,
+    pub controller: controller::Settings,
+}
+
+/// Installs the requested parts in order, reporting each as it starts; returns how long
+/// each took.
+pub async fn install(
+    target: &Target,
+    request: &Request,
+    progress: &(dyn Fn(String) + Sync),
+) -> Result<Vec<(Part, Duration)>, InstallError> {
+    let mut timings = Vec::new();
+    for part in &request.parts {
+        let took = match part {
+            Part::Kueue => {
+                progress(format!(
+                    "installing Kueue {} from its release manifests",
+                    request.kueue_version
+                ));
+                kueue::install(target, &request.kueue_version).await?
+            }
+            Part::Kwok => {
+                progress(format!(
+                    "installing KWOK with {} fake nodes",
+                    request.fake_nodes
+                ));
+                kwok::install(target, request.fake_nodes, &request.node_shape).await?
+            }
+            Part::Controller => {
+                progress("installing the controller from its install manifests".into());
+                let settings = request.controller.clone();
+                match &request.controller_binary {
+                    Some(binary) => controller::install(target, binary, settings).await?,
+                    None => controller::install_image(target, settings).await?,
+                }
+            }
+        };
+        progress(format!(
+            "{} ready in {:.0}s",
+            part.name(),
+            took.as_secs_f64()
+        ));
+        timings.push((*part, took));
+    }
+    Ok(timings)
 }
 
 #[cfg(test)]

@@ -63,6 +63,12 @@ pub async fn deployment_available(
     let pods: Api<Pod> = Api::namespaced(client.clone(), namespace);
     let list = pods.list(&ListParams::default().labels(&selector)).await?;
     let states: Vec<String> = list.items.iter().map(pod_state).collect();
+    if let Some(hopeless) = list.items.iter().find(|p| is_hopeless(p)) {
+        return Err(InstallError::Stuck {
+            what: format!("Deployment {namespace}/{name}"),
+            why: pod_state(hopeless),
+        });
+    }
     Ok(Err(if states.is_empty() {
         format!("Deployment {namespace}/{name} has no pod yet")
     } else {
@@ -91,6 +97,28 @@ pub async fn service_endpoints_ready(
             "Service {namespace}/{service} has no ready endpoint"
         ))
     })
+}
+
+/// A pod that waits for something no retry will bring: a missing image that may not be
+/// pulled, or a container its own settings forbid to start.
+fn is_hopeless(pod: &Pod) -> bool {
+    const REASONS: [&str; 3] = [
+        "ErrImageNeverPull",
+        "CreateContainerConfigError",
+        "InvalidImageName",
+    ];
+    pod.status
+        .as_ref()
+        .and_then(|s| s.container_statuses.as_ref())
+        .is_some_and(|cs| {
+            cs.iter().any(|c| {
+                c.state
+                    .as_ref()
+                    .and_then(|s| s.waiting.as_ref())
+                    .and_then(|w| w.reason.as_deref())
+                    .is_some_and(|r| REASONS.contains(&r))
+            })
+        })
 }
 
 /// `name: phase (container: waiting reason: message)`, the part of a pod's status that says

@@ -451,6 +451,16 @@ pub fn down(work_dir: &Path, cache: &Path) -> Result<Vec<String>, ClusterError> 
     Ok(stopped)
 }
 
+/// How images reach the real node of the local cluster whose kubeconfig this is, if it is one
+/// with a real node (its state file lies beside the kubeconfig).
+pub fn image_loader_for(kubeconfig: &Path) -> Option<crate::images::Loader> {
+    let work_dir = kubeconfig.parent()?;
+    read_state(work_dir).ok()?.node?;
+    Some(crate::images::Loader::Containerd {
+        address: node::config::NodePaths::new(work_dir).containerd_socket(),
+    })
+}
+
 pub fn read_state(work_dir: &Path) -> Result<State, ClusterError> {
     let path = work_dir.join("state.json");
     let text = std::fs::read_to_string(&path).map_err(|_| {

@@ -329,17 +329,19 @@ fn build_args(component: &Component, out_dir: &Path) -> Vec<String> {
 
 /// Runs the fresh binary once, so that a broken build never lands in the cache.
 fn verify(component: &Component, binary: &Path) -> Result<(), String> {
-    let (arg, expect) = match component.name {
+    let (args, expect): (&[&str], String) = match component.name {
         "etcd" => (
-            "--version",
+            &["--version"],
             component.version.trim_start_matches('v').to_string(),
         ),
-        "kueue" => ("--help", "-config".to_string()),
-        "appwrapper" => ("--help", "appwrapper-operator-config".to_string()),
-        _ => ("--version", component.version.clone()),
+        "kueue" => (&["--help"], "-config".to_string()),
+        "appwrapper" => (&["--help"], "appwrapper-operator-config".to_string()),
+        "kubectl" => (&["version", "--client"], component.version.clone()),
+        _ => (&["--version"], component.version.clone()),
     };
+    let arg = args.join(" ");
     let out = Command::new(binary)
-        .arg(arg)
+        .args(args)
         .stdin(Stdio::null())
         .output()
         .map_err(|e| format!("cannot run {}: {e}", binary.display()))?;

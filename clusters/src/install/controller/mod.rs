@@ -50,11 +50,19 @@ pub async fn install(
     binary: &Path,
     mut settings: Settings,
 ) -> Result<Duration, InstallError> {
-    let started = Instant::now();
     let reference = image_reference(binary)?;
     let image = images::binary_image_at(&reference, binary, "/manager")?;
     settings.image = target.load(image, "appwrapper-controller").await?;
     settings.pull_policy = "Never".into();
+    install_image(target, settings).await
+}
+
+/// Installs the image `settings` names (already where the nodes can pull it).
+pub async fn install_image(
+    target: &Target,
+    mut settings: Settings,
+) -> Result<Duration, InstallError> {
+    let started = Instant::now();
     if settings.certificate.is_none() {
         settings.certificate = Some(webhook_certificate()?);
     }

@@ -1,0 +1,99 @@
+//! `awconf install`: Kueue, KWOK and the controller into a cluster that is already up.
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use clap::Args;
+use clusters::images::Loader;
+use clusters::install::{self, Part, Target};
+use clusters::nodes::NodeShape;
+use clusters::toolchain;
+
+#[derive(Args)]
+pub struct InstallArgs {
+    /// The cluster's kubeconfig.
+    #[arg(long, env = "KUBECONFIG")]
+    kubeconfig: PathBuf,
+    /// What to install: a comma-separated subset of kueue,kwok,controller.
+    #[arg(long, default_value = "kueue,kwok,controller")]
+    components: String,
+    /// Kueue version (default: the pinned one).
+    #[arg(long, value_name = "VERSION", default_value = toolchain::KUEUE_DEFAULT)]
+    kueue: String,
+    /// Fake nodes for KWOK to serve.
+    #[arg(long, default_value_t = 2)]
+    nodes: usize,
+    /// nvidia.com/gpu capacity of each fake node.
+    #[arg(long, default_value_t = 8)]
+    gpus_per_node: u32,
+    #[command(flatten)]
+    images: ImageArgs,
+}
+
+/// How the controller's image is chosen and how built images reach the nodes.
+#[derive(Args, Clone)]
+pub struct ImageArgs {
+    /// Install the controller from this published image instead of building ours.
+    #[arg(long)]
+    pub image: Option<String>,
+    /// How images reach the nodes: containerd:SOCKET, kind:CLUSTER, k3d:CLUSTER or
+    /// k3s-dir:DIRECTORY (found by itself for a local cluster with a real node).
+    #[arg(long, value_name = "LOADER")]
+    pub load_images: Option<Loader>,
+}
+
+impl ImageArgs {
+    pub fn loader(&self, kubeconfig: &std::path::Path) -> anyhow::Result<Loader> {
+        self.load_images
+            .clone()
+            .or_else(|| clusters::local::image_loader_for(kubeconfig))
+            .ok_or_else(|| {
+                anyhow::anyhow!(
+                    "cannot tell how images reach this cluster's nodes: pass --load-images containerd:SOCKET, kind:CLUSTER, k3d:CLUSTER or k3s-dir:DIRECTORY"
+                )
+            })
+    }
+}
+
+/// `appwrapper-controller` beside this executable (cargo builds both into one directory).
+pub fn controller_binary() -> anyhow::Result<PathBuf> {
+    let exe = std::env::current_exe()?;
+    let binary = exe.with_file_name("appwrapper-controller");
+    anyhow::ensure!(
+        binary.is_file(),
+        "{} not found: build it with `cargo build -p appwrapper-controller` (same profile as awconf), or pass --image",
+        binary.display()
+    );
+    Ok(binary)
+}
+
+impl InstallArgs {
+    pub async fn run(self) -> anyhow::Result<ExitCode> {
+        let parts = install::parse_parts(&self.components).map_err(anyhow::Error::msg)?;
+        let client = clusters::cluster::client_from_kubeconfig(&self.kubeconfig).await?;
+        let loader = self.images.loader(&self.kubeconfig)?;
+        let controller_binary = match (&self.images.image, parts.contains(&Part::Controller)) {
+            (None, true) => Some(controller_binary()?),
+            _ => None,
+        };
+        let work_dir = toolchain::cache_dir().join("install");
+        let target = Target {
+            client,
+            loader,
+            cache: toolchain::cache_dir(),
+            work_dir,
+        };
+        let request = install::Request {
+            parts,
+            kueue_version: self.kueue,
+            fake_nodes: self.nodes,
+            node_shape: NodeShape::gpu(self.gpus_per_node),
+            controller_binary,
+            controller: install::controller::Settings::release(
+                self.images.image.as_deref().unwrap_or_default(),
+            ),
+        };
+        install::install(&target, &request, &|line| eprintln!("awconf: {line}")).await?;
+        Ok(ExitCode::SUCCESS)
+    }
+}
