@@ -11,6 +11,9 @@ pub mod nodes;
 pub mod pki;
 pub mod ports;
 pub mod process;
+pub mod provider_cli;
+pub mod scratch;
+pub mod system_node;
 pub mod testing;
 pub mod toolchain;
 
