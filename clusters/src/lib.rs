@@ -5,6 +5,7 @@ pub mod cluster;
 pub mod crds;
 pub mod host;
 pub mod images;
+pub mod kind;
 pub mod kueue;
 pub mod local;
 pub mod nodes;
@@ -18,4 +19,5 @@ pub mod testing;
 pub mod toolchain;
 
 pub use cluster::{Capabilities, Cluster, ClusterError};
+pub use kind::{KindCluster, KindOptions};
 pub use local::{LocalCluster, LocalOptions};
