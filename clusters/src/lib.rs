@@ -5,6 +5,7 @@ pub mod cluster;
 pub mod crds;
 pub mod host;
 pub mod images;
+pub mod k3d;
 pub mod kind;
 pub mod kueue;
 pub mod local;
@@ -19,5 +20,6 @@ pub mod testing;
 pub mod toolchain;
 
 pub use cluster::{Capabilities, Cluster, ClusterError};
+pub use k3d::{K3dCluster, K3dOptions};
 pub use kind::{KindCluster, KindOptions};
 pub use local::{LocalCluster, LocalOptions};
