@@ -3,10 +3,12 @@
 
 pub mod cluster;
 pub mod crds;
+pub mod existing;
 pub mod host;
 pub mod images;
 pub mod k3d;
 pub mod kind;
+pub mod kubeconfig_edit;
 pub mod kueue;
 pub mod local;
 pub mod nodes;
@@ -20,6 +22,7 @@ pub mod testing;
 pub mod toolchain;
 
 pub use cluster::{Capabilities, Cluster, ClusterError};
+pub use existing::ExistingCluster;
 pub use k3d::{K3dCluster, K3dOptions};
 pub use kind::{KindCluster, KindOptions};
 pub use local::{LocalCluster, LocalOptions};
