@@ -385,4 +385,10 @@ mod tests {
         );
         assert!(KIND.install.ends_with(KIND_VERSION));
     }
+
+    #[test]
+    fn the_users_workflow_installs_the_same_kind() {
+        let workflow = include_str!("../../ci/providers.yml");
+        assert!(workflow.contains(&format!("KIND_VERSION: {KIND_VERSION}\n")));
+    }
 }
