@@ -52,9 +52,8 @@ impl K3dOptions {
 /// The API server listens on `127.0.0.1:<api_port>` only, as the local cluster's does, rather
 /// than k3d's default of every address. Traefik is left out: the suite needs no ingress, and it
 /// would take ports 80 and 443.
-pub fn create_command(name: &str, opts: &K3dOptions, api_port: u16) -> Vec<String> {
-    let mut argv: Vec<String> = vec![
-        "k3d".into(),
+pub fn create_args(name: &str, opts: &K3dOptions, api_port: u16) -> Vec<String> {
+    let mut args: Vec<String> = vec![
         "cluster".into(),
         "create".into(),
         name.into(),
@@ -73,21 +72,22 @@ pub fn create_command(name: &str, opts: &K3dOptions, api_port: u16) -> Vec<Strin
         opts.image(),
     ];
     if opts.agents > 0 {
-        argv.extend(["--agents".into(), opts.agents.to_string()]);
+        args.extend(["--agents".into(), opts.agents.to_string()]);
     }
-    argv
+    args
 }
 
 /// Prints the cluster's kubeconfig; we write it ourselves, readable by us only.
-pub fn kubeconfig_command(name: &str) -> Vec<String> {
-    vec!["k3d".into(), "kubeconfig".into(), "get".into(), name.into()]
+pub fn kubeconfig_args(name: &str) -> Vec<String> {
+    vec!["kubeconfig".into(), "get".into(), name.into()]
 }
 
-pub fn delete_command(name: &str) -> Vec<String> {
-    vec!["k3d".into(), "cluster".into(), "delete".into(), name.into()]
+pub fn delete_args(name: &str) -> Vec<String> {
+    vec!["cluster".into(), "delete".into(), name.into()]
 }
 
 pub struct K3dCluster {
+    cli: ProviderCli,
     name: String,
     work_dir: PathBuf,
     kubeconfig: PathBuf,
@@ -100,6 +100,10 @@ pub struct K3dCluster {
 impl K3dCluster {
     /// Creates a cluster with a name of its own and waits for its server.
     pub async fn up(opts: K3dOptions) -> Result<Self, ClusterError> {
+        Self::create(K3D, opts).await
+    }
+
+    async fn create(cli: ProviderCli, opts: K3dOptions) -> Result<Self, ClusterError> {
         let name = scratch::next_cluster_name();
         let (work_dir, remove_work_dir) = match &opts.work_dir {
             Some(dir) => {
@@ -111,6 +115,7 @@ impl K3dCluster {
         let api_port = crate::ports::free_ports(1)
             .map_err(|e| ClusterError::Other(format!("no free port: {e}")))?[0];
         let mut cluster = Self {
+            cli,
             kubeconfig: work_dir.join("kubeconfig.yaml"),
             name,
             work_dir,
@@ -125,9 +130,9 @@ impl K3dCluster {
             opts.image()
         );
         cluster.created = true;
-        K3D.run_blocking(create_command(&cluster.name, &opts, api_port))
+        cli.run_blocking(create_args(&cluster.name, &opts, api_port))
             .await?;
-        let kubeconfig = K3D.run_blocking(kubeconfig_command(&cluster.name)).await?;
+        let kubeconfig = cli.run_blocking(kubeconfig_args(&cluster.name)).await?;
         scratch::write_private(&cluster.kubeconfig, &kubeconfig)?;
         cluster.detached = opts.detached;
         Ok(cluster)
@@ -157,7 +162,7 @@ impl Drop for K3dCluster {
             return;
         }
         if self.created
-            && let Err(e) = K3D.run(&delete_command(&self.name))
+            && let Err(e) = self.cli.run(&delete_args(&self.name))
         {
             tracing::warn!("k3d cluster {} may be left behind: {e}", self.name);
         }
@@ -190,7 +195,7 @@ impl Cluster for K3dCluster {
     async fn stop(&mut self) -> Result<(), ClusterError> {
         self.detached = false;
         if self.created {
-            K3D.run_blocking(delete_command(&self.name)).await?;
+            self.cli.run_blocking(delete_args(&self.name)).await?;
             self.created = false;
         }
         self.remove_files();
@@ -201,6 +206,7 @@ impl Cluster for K3dCluster {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::provider_cli::fake::FakeCli;
 
     #[test]
     fn command_lines() {
@@ -220,13 +226,13 @@ mod tests {
             agents: 2,
             ..K3dOptions::default()
         };
-        for (argv, expected) in [
+        for (args, expected) in [
             (
-                create_command("awconf-7-0", &K3dOptions::default(), 6550),
+                create_args("awconf-7-0", &K3dOptions::default(), 6550),
                 create,
             ),
             (
-                create_command("awconf-7-1", &other_image, 6551),
+                create_args("awconf-7-1", &other_image, 6551),
                 "k3d cluster create awconf-7-1 --kubeconfig-update-default=false \
                  --kubeconfig-switch-context=false --wait --timeout 300s \
                  --api-port 127.0.0.1:6551 --k3s-arg --disable=traefik@server:0 \
@@ -235,7 +241,7 @@ mod tests {
                     .into(),
             ),
             (
-                create_command("awconf-7-2", &with_agents, 6552),
+                create_args("awconf-7-2", &with_agents, 6552),
                 format!(
                     "k3d cluster create awconf-7-2 --kubeconfig-update-default=false \
                      --kubeconfig-switch-context=false --wait --timeout 180s \
@@ -245,22 +251,22 @@ mod tests {
                 ),
             ),
             (
-                kubeconfig_command("awconf-7-0"),
+                kubeconfig_args("awconf-7-0"),
                 "k3d kubeconfig get awconf-7-0".into(),
             ),
             (
-                delete_command("awconf-7-0"),
+                delete_args("awconf-7-0"),
                 "k3d cluster delete awconf-7-0".into(),
             ),
         ] {
-            assert_eq!(argv.join(" "), expected);
+            assert_eq!(K3D.command_line(&args), expected);
         }
     }
 
     #[test]
     fn each_k3s_argument_is_one_word() {
-        let argv = create_command("n", &K3dOptions::default(), 1);
-        let k3s_args: Vec<_> = argv
+        let args = create_args("n", &K3dOptions::default(), 1);
+        let k3s_args: Vec<_> = args
             .windows(2)
             .filter(|w| w[0] == "--k3s-arg")
             .map(|w| w[1].as_str())
@@ -272,6 +278,70 @@ mod tests {
                 "--node-label=awconf.dev/system=true@server:0"
             ]
         );
+    }
+
+    #[tokio::test]
+    async fn the_kubeconfig_k3d_prints_is_kept_private_and_the_cluster_is_deleted_once() {
+        use std::os::unix::fs::PermissionsExt;
+        let bin = tempfile::tempdir().unwrap();
+        let fake = FakeCli::new(bin.path(), "apiVersion: v1", 0);
+        let mut cluster = K3dCluster::create(fake.cli, K3dOptions::default())
+            .await
+            .unwrap();
+        let (name, work_dir) = (cluster.name.clone(), cluster.work_dir.clone());
+        let kubeconfig = cluster.kubeconfig().to_path_buf();
+        assert_eq!(
+            std::fs::read_to_string(&kubeconfig).unwrap(),
+            "apiVersion: v1"
+        );
+        let mode = std::fs::metadata(&kubeconfig).unwrap().permissions().mode();
+        assert_eq!(mode & 0o777, 0o600);
+        cluster.stop().await.unwrap();
+        cluster.stop().await.unwrap();
+        drop(cluster);
+        let calls = fake.calls();
+        assert_eq!(calls.len(), 3, "{calls:?}");
+        assert!(
+            calls[0].starts_with(&format!("cluster create {name} ")),
+            "{calls:?}"
+        );
+        assert_eq!(
+            calls[1..],
+            [
+                format!("kubeconfig get {name}"),
+                format!("cluster delete {name}")
+            ]
+        );
+        assert!(!work_dir.exists());
+    }
+
+    #[tokio::test]
+    async fn dropping_deletes_the_cluster_unless_it_is_detached() {
+        for (detached, status, deleted) in [
+            (false, 0, true),
+            (true, 0, false),
+            (false, 1, true),
+            (true, 1, true),
+        ] {
+            let bin = tempfile::tempdir().unwrap();
+            let fake = FakeCli::new(bin.path(), "", status);
+            let opts = K3dOptions {
+                detached,
+                work_dir: Some(bin.path().join("cluster")),
+                ..K3dOptions::default()
+            };
+            let up = K3dCluster::create(fake.cli, opts).await;
+            assert_eq!(up.is_ok(), status == 0);
+            drop(up);
+            let calls = fake.calls();
+            assert_eq!(
+                calls
+                    .last()
+                    .is_some_and(|c| c.starts_with("cluster delete awconf-")),
+                deleted,
+                "detached {detached}, k3d exits {status}: {calls:?}"
+            );
+        }
     }
 
     #[test]

@@ -87,33 +87,21 @@ struct KindNode {
 /// leaves a control plane untainted only when it is the only node).
 pub fn config(name: &str, opts: &KindOptions) -> Result<String, ClusterError> {
     let image = opts.node_image();
-    let system = BTreeMap::from([(
-        SYSTEM_NODE_LABEL.0.to_string(),
-        SYSTEM_NODE_LABEL.1.to_string(),
-    )]);
-    let node = |role, labels| KindNode {
-        role,
-        image: image.clone(),
-        labels,
-    };
-    let mut nodes = vec![node(
-        "control-plane",
-        if opts.workers == 0 {
-            system.clone()
-        } else {
-            BTreeMap::new()
-        },
-    )];
-    nodes.extend((0..opts.workers).map(|i| {
-        node(
-            "worker",
-            if i == 0 {
-                system.clone()
+    let system_node = if opts.workers == 0 { 0 } else { 1 };
+    let nodes = (0..=opts.workers)
+        .map(|i| KindNode {
+            role: if i == 0 { "control-plane" } else { "worker" },
+            image: image.clone(),
+            labels: if i == system_node {
+                BTreeMap::from([(
+                    SYSTEM_NODE_LABEL.0.to_string(),
+                    SYSTEM_NODE_LABEL.1.to_string(),
+                )])
             } else {
                 BTreeMap::new()
             },
-        )
-    }));
+        })
+        .collect();
     let config = KindConfig {
         kind: "Cluster",
         api_version: "kind.x-k8s.io/v1alpha4",
@@ -127,9 +115,8 @@ pub fn config(name: &str, opts: &KindOptions) -> Result<String, ClusterError> {
         .map_err(|e| ClusterError::Other(format!("rendering the kind config: {e}")))
 }
 
-pub fn create_command(name: &str, config: &Path, kubeconfig: &Path, wait: Duration) -> Vec<String> {
+pub fn create_args(name: &str, config: &Path, kubeconfig: &Path, wait: Duration) -> Vec<String> {
     vec![
-        "kind".into(),
         "create".into(),
         "cluster".into(),
         "--name".into(),
@@ -143,9 +130,8 @@ pub fn create_command(name: &str, config: &Path, kubeconfig: &Path, wait: Durati
     ]
 }
 
-pub fn delete_command(name: &str) -> Vec<String> {
+pub fn delete_args(name: &str) -> Vec<String> {
     vec![
-        "kind".into(),
         "delete".into(),
         "cluster".into(),
         "--name".into(),
@@ -154,6 +140,7 @@ pub fn delete_command(name: &str) -> Vec<String> {
 }
 
 pub struct KindCluster {
+    cli: ProviderCli,
     name: String,
     work_dir: PathBuf,
     kubeconfig: PathBuf,
@@ -166,6 +153,10 @@ pub struct KindCluster {
 impl KindCluster {
     /// Creates a cluster with a name of its own and waits for its control plane.
     pub async fn up(opts: KindOptions) -> Result<Self, ClusterError> {
+        Self::create(KIND, opts).await
+    }
+
+    async fn create(cli: ProviderCli, opts: KindOptions) -> Result<Self, ClusterError> {
         let name = scratch::next_cluster_name();
         let (work_dir, remove_work_dir) = match &opts.work_dir {
             Some(dir) => {
@@ -177,6 +168,7 @@ impl KindCluster {
         let config_path = work_dir.join("kind.yaml");
         scratch::write_private(&config_path, &config(&name, &opts)?)?;
         let mut cluster = Self {
+            cli,
             kubeconfig: work_dir.join("kubeconfig.yaml"),
             name,
             work_dir,
@@ -191,7 +183,7 @@ impl KindCluster {
             opts.node_image()
         );
         cluster.created = true;
-        KIND.run_blocking(create_command(
+        cli.run_blocking(create_args(
             &cluster.name,
             &config_path,
             &cluster.kubeconfig,
@@ -226,7 +218,7 @@ impl Drop for KindCluster {
             return;
         }
         if self.created
-            && let Err(e) = KIND.run(&delete_command(&self.name))
+            && let Err(e) = self.cli.run(&delete_args(&self.name))
         {
             tracing::warn!("kind cluster {} may be left behind: {e}", self.name);
         }
@@ -259,7 +251,7 @@ impl Cluster for KindCluster {
     async fn stop(&mut self) -> Result<(), ClusterError> {
         self.detached = false;
         if self.created {
-            KIND.run_blocking(delete_command(&self.name)).await?;
+            self.cli.run_blocking(delete_args(&self.name)).await?;
             self.created = false;
         }
         self.remove_files();
@@ -270,6 +262,7 @@ impl Cluster for KindCluster {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::provider_cli::fake::FakeCli;
 
     fn parse(text: &str) -> serde_json::Value {
         serde_saphyr::from_str(text).unwrap()
@@ -357,9 +350,9 @@ mod tests {
 
     #[test]
     fn command_lines() {
-        for (argv, expected) in [
+        for (args, expected) in [
             (
-                create_command(
+                create_args(
                     "awconf-7-0",
                     Path::new("/w/kind.yaml"),
                     Path::new("/w/kubeconfig.yaml"),
@@ -369,11 +362,11 @@ mod tests {
                  --kubeconfig /w/kubeconfig.yaml --wait 180s",
             ),
             (
-                delete_command("awconf-7-0"),
+                delete_args("awconf-7-0"),
                 "kind delete cluster --name awconf-7-0",
             ),
         ] {
-            assert_eq!(argv.join(" "), expected);
+            assert_eq!(KIND.command_line(&args), expected);
         }
     }
 
@@ -384,6 +377,62 @@ mod tests {
                 .contains("go install sigs.k8s.io/kind@v0.32.0")
         );
         assert!(KIND.install.ends_with(KIND_VERSION));
+    }
+
+    #[tokio::test]
+    async fn the_cluster_is_deleted_once_on_stop_and_its_files_go() {
+        let bin = tempfile::tempdir().unwrap();
+        let fake = FakeCli::new(bin.path(), "", 0);
+        let mut cluster = KindCluster::create(fake.cli, KindOptions::default())
+            .await
+            .unwrap();
+        let (name, work_dir) = (cluster.name.clone(), cluster.work_dir.clone());
+        assert!(work_dir.join("kind.yaml").exists());
+        cluster.stop().await.unwrap();
+        cluster.stop().await.unwrap();
+        drop(cluster);
+        let calls = fake.calls();
+        assert_eq!(calls.len(), 2, "{calls:?}");
+        let w = work_dir.display();
+        assert_eq!(
+            calls[0],
+            format!(
+                "create cluster --name {name} --config {w}/kind.yaml \
+                 --kubeconfig {w}/kubeconfig.yaml --wait 180s"
+            )
+        );
+        assert_eq!(calls[1], format!("delete cluster --name {name}"));
+        assert!(!work_dir.exists());
+    }
+
+    #[tokio::test]
+    async fn dropping_deletes_the_cluster_unless_it_is_detached() {
+        for (detached, create_status, deleted) in [
+            (false, 0, true),
+            (true, 0, false),
+            // kind may leave nodes behind when it fails half-way.
+            (false, 1, true),
+            (true, 1, true),
+        ] {
+            let bin = tempfile::tempdir().unwrap();
+            let fake = FakeCli::new(bin.path(), "", create_status);
+            let opts = KindOptions {
+                detached,
+                work_dir: Some(bin.path().join("cluster")),
+                ..KindOptions::default()
+            };
+            let up = KindCluster::create(fake.cli, opts).await;
+            assert_eq!(up.is_ok(), create_status == 0);
+            drop(up);
+            let calls = fake.calls();
+            assert_eq!(
+                calls
+                    .last()
+                    .is_some_and(|c| c.starts_with("delete cluster --name awconf-")),
+                deleted,
+                "detached {detached}, create exits {create_status}: {calls:?}"
+            );
+        }
     }
 
     #[test]
