@@ -119,6 +119,52 @@ mod tests {
         path
     }
 
+    /// Answers every request on a loopback port with a `/version` body; returns the server URL.
+    async fn version_server() -> String {
+        use tokio::io::{AsyncReadExt, AsyncWriteExt};
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let url = format!("http://{}", listener.local_addr().unwrap());
+        tokio::spawn(async move {
+            while let Ok((mut stream, _)) = listener.accept().await {
+                let mut request = [0u8; 4096];
+                let _ = stream.read(&mut request).await;
+                let body = serde_json::json!({
+                    "major": "1", "minor": "36", "gitVersion": "v1.36.3",
+                    "gitCommit": "0", "gitTreeState": "clean", "buildDate": "2026-01-01T00:00:00Z",
+                    "goVersion": "go1.26.0", "compiler": "gc", "platform": "linux/amd64",
+                })
+                .to_string();
+                let response = format!(
+                    "HTTP/1.1 200 OK\r\ncontent-type: application/json\r\ncontent-length: {}\r\nconnection: close\r\n\r\n{body}",
+                    body.len()
+                );
+                let _ = stream.write_all(response.as_bytes()).await;
+            }
+        });
+        url
+    }
+
+    #[tokio::test]
+    async fn a_reachable_cluster_gets_a_pinned_private_copy_that_goes_on_drop() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = write_kubeconfig(dir.path(), &version_server().await);
+        let before = std::fs::read_to_string(&path).unwrap();
+        let mut cluster = ExistingCluster::connect(path.clone(), Some("mine".into()))
+            .await
+            .unwrap();
+        assert_eq!(cluster.name(), "mine");
+        assert_ne!(cluster.kubeconfig(), path.as_path());
+        let copy = Kubeconfig::read_from(cluster.kubeconfig()).unwrap();
+        assert_eq!(copy.current_context.as_deref(), Some("mine"));
+        assert_eq!(cluster.capabilities(), Capabilities::default());
+        cluster.stop().await.unwrap();
+        cluster.stop().await.unwrap();
+        let copy = cluster.kubeconfig().to_path_buf();
+        drop(cluster);
+        assert!(!copy.exists());
+        assert_eq!(std::fs::read_to_string(&path).unwrap(), before);
+    }
+
     #[tokio::test]
     async fn a_missing_context_is_reported_with_the_file_and_the_available_contexts() {
         let dir = tempfile::tempdir().unwrap();
