@@ -26,6 +26,8 @@ pub struct K3dOptions {
     /// The cluster's files (kubeconfig); a fresh temporary directory when `None`.
     pub work_dir: Option<PathBuf>,
     /// Leave the cluster running when this value is dropped.
+    /// Give `work_dir` too to keep its kubeconfig: the local provider sweeps the temporary
+    /// directories of processes that are gone.
     pub detached: bool,
 }
 

@@ -27,6 +27,8 @@ pub struct K3sOptions {
     /// The cluster's files (kubeconfig, mounts); a fresh temporary directory when `None`.
     pub work_dir: Option<PathBuf>,
     /// Leave the container running when this value is dropped.
+    /// Give `work_dir` too to keep its kubeconfig: the local provider sweeps the temporary
+    /// directories of processes that are gone.
     pub detached: bool,
 }
 
@@ -120,6 +122,8 @@ impl K3sCluster {
         for dir in [paths.conf_mount(), paths.images()] {
             std::fs::create_dir_all(&dir).map_err(|e| scratch::io(&dir, e))?;
         }
+        // A kubeconfig left in a given work_dir by an earlier run would be read as this one's.
+        let _ = std::fs::remove_file(paths.conf_mount().join("k3s.yaml"));
         let mut cluster = Self {
             kubeconfig: paths.kubeconfig(),
             name,

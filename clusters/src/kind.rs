@@ -34,6 +34,8 @@ pub struct KindOptions {
     /// The cluster's files (kind config, kubeconfig); a fresh temporary directory when `None`.
     pub work_dir: Option<PathBuf>,
     /// Leave the cluster running when this value is dropped.
+    /// Give `work_dir` too to keep its kubeconfig: the local provider sweeps the temporary
+    /// directories of processes that are gone.
     pub detached: bool,
 }
 
