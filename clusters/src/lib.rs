@@ -3,17 +3,31 @@
 
 pub mod cluster;
 pub mod crds;
+pub mod existing;
 pub mod host;
 pub mod images;
 pub mod install;
+pub mod k3d;
+pub mod k3s;
+pub mod kind;
+pub mod kubeconfig_edit;
 pub mod kueue;
 pub mod local;
 pub mod nodes;
 pub mod pki;
 pub mod ports;
 pub mod process;
+pub mod provider;
+pub mod provider_cli;
+pub mod scratch;
+pub mod system_node;
 pub mod testing;
 pub mod toolchain;
 
 pub use cluster::{Capabilities, Cluster, ClusterError};
+pub use existing::ExistingCluster;
+pub use k3d::{K3dCluster, K3dOptions};
+pub use k3s::{K3sCluster, K3sOptions};
+pub use kind::{KindCluster, KindOptions};
 pub use local::{LocalCluster, LocalOptions};
+pub use provider::{Provider, UnknownProvider};

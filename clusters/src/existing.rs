@@ -1,0 +1,202 @@
+//! A cluster the user already has, reached through their kubeconfig. Nothing of it is ours:
+//! stopping forgets it and deletes only our copy of the kubeconfig.
+
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use kube::config::Kubeconfig;
+
+use crate::cluster::{Capabilities, Cluster, ClusterError, client_from_kubeconfig};
+use crate::kubeconfig_edit::{pin_context, to_yaml};
+use crate::scratch;
+
+/// How long the API server has to answer `/version`.
+const REACH_TIMEOUT: Duration = Duration::from_secs(30);
+
+pub struct ExistingCluster {
+    context: String,
+    work_dir: PathBuf,
+    /// Our copy, pinned to the context.
+    kubeconfig: PathBuf,
+}
+
+impl ExistingCluster {
+    /// Pins `context` (the kubeconfig's current context when `None`) in a copy of `kubeconfig`
+    /// and checks that the API server answers.
+    pub async fn connect(
+        kubeconfig: PathBuf,
+        context: Option<String>,
+    ) -> Result<Self, ClusterError> {
+        let err = |message: String| ClusterError::Kubeconfig {
+            path: kubeconfig.display().to_string(),
+            message,
+        };
+        // Relative certificate paths come back absolute, so the copy works from anywhere.
+        let config = Kubeconfig::read_from(&kubeconfig).map_err(|e| err(e.to_string()))?;
+        let pinned = pin_context(config, context.as_deref()).map_err(|e| err(e.to_string()))?;
+        let context = pinned.current_context.clone().unwrap_or_default();
+        let text = to_yaml(&pinned).map_err(|e| err(e.to_string()))?;
+        let work_dir = scratch::create_work_dir(&scratch::next_cluster_name(), "existing")?;
+        let cluster = Self {
+            kubeconfig: work_dir.join("kubeconfig.yaml"),
+            context,
+            work_dir,
+        };
+        scratch::write_private(&cluster.kubeconfig, &text)?;
+        cluster.check_reachable().await?;
+        Ok(cluster)
+    }
+
+    async fn check_reachable(&self) -> Result<(), ClusterError> {
+        let client = self.client().await?;
+        let unreachable = |reason: String| {
+            ClusterError::Other(format!(
+                "the API server of context `{}` does not answer /version: {reason}",
+                self.context
+            ))
+        };
+        let version = tokio::time::timeout(REACH_TIMEOUT, client.apiserver_version())
+            .await
+            .map_err(|_| unreachable(format!("no answer within {}s", REACH_TIMEOUT.as_secs())))?
+            .map_err(|e| unreachable(e.to_string()))?;
+        tracing::info!(
+            "existing cluster (context {}) runs Kubernetes {}",
+            self.context,
+            version.git_version
+        );
+        Ok(())
+    }
+}
+
+impl Drop for ExistingCluster {
+    fn drop(&mut self) {
+        scratch::remove_work_dir(&self.work_dir);
+    }
+}
+
+#[async_trait::async_trait]
+impl Cluster for ExistingCluster {
+    /// The kubeconfig context.
+    fn name(&self) -> &str {
+        &self.context
+    }
+
+    fn kubeconfig(&self) -> &Path {
+        &self.kubeconfig
+    }
+
+    async fn client(&self) -> Result<kube::Client, ClusterError> {
+        client_from_kubeconfig(&self.kubeconfig).await
+    }
+
+    /// Nothing is known of the cluster until the in-cluster installer has run.
+    fn capabilities(&self) -> Capabilities {
+        Capabilities {
+            simulated_pod_outcomes: false,
+            fake_gpu_nodes: false,
+            restartable_control_plane: false,
+        }
+    }
+
+    /// Never deletes anything of the user's; our kubeconfig copy goes on drop.
+    async fn stop(&mut self) -> Result<(), ClusterError> {
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn write_kubeconfig(dir: &Path, server: &str) -> PathBuf {
+        let path = dir.join("config");
+        let text = format!(
+            "apiVersion: v1\nkind: Config\nclusters:\n- name: c\n  cluster: {{server: '{server}'}}\n\
+             users:\n- name: u\n  user: {{token: t}}\ncontexts:\n- name: mine\n  context: {{cluster: c, user: u}}\n\
+             current-context: mine\n"
+        );
+        std::fs::write(&path, text).unwrap();
+        path
+    }
+
+    /// Answers every request on a loopback port with a `/version` body; returns the server URL.
+    async fn version_server() -> String {
+        use tokio::io::{AsyncReadExt, AsyncWriteExt};
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let url = format!("http://{}", listener.local_addr().unwrap());
+        tokio::spawn(async move {
+            while let Ok((mut stream, _)) = listener.accept().await {
+                let mut request = [0u8; 4096];
+                let _ = stream.read(&mut request).await;
+                let body = serde_json::json!({
+                    "major": "1", "minor": "36", "gitVersion": "v1.36.3",
+                    "gitCommit": "0", "gitTreeState": "clean", "buildDate": "2026-01-01T00:00:00Z",
+                    "goVersion": "go1.26.0", "compiler": "gc", "platform": "linux/amd64",
+                })
+                .to_string();
+                let response = format!(
+                    "HTTP/1.1 200 OK\r\ncontent-type: application/json\r\ncontent-length: {}\r\nconnection: close\r\n\r\n{body}",
+                    body.len()
+                );
+                let _ = stream.write_all(response.as_bytes()).await;
+            }
+        });
+        url
+    }
+
+    #[tokio::test]
+    async fn a_reachable_cluster_gets_a_pinned_private_copy_that_goes_on_drop() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = write_kubeconfig(dir.path(), &version_server().await);
+        let before = std::fs::read_to_string(&path).unwrap();
+        let mut cluster = ExistingCluster::connect(path.clone(), Some("mine".into()))
+            .await
+            .unwrap();
+        assert_eq!(cluster.name(), "mine");
+        assert_ne!(cluster.kubeconfig(), path.as_path());
+        let copy = Kubeconfig::read_from(cluster.kubeconfig()).unwrap();
+        assert_eq!(copy.current_context.as_deref(), Some("mine"));
+        assert_eq!(cluster.capabilities(), Capabilities::default());
+        cluster.stop().await.unwrap();
+        cluster.stop().await.unwrap();
+        let copy = cluster.kubeconfig().to_path_buf();
+        drop(cluster);
+        assert!(!copy.exists());
+        assert_eq!(std::fs::read_to_string(&path).unwrap(), before);
+    }
+
+    #[tokio::test]
+    async fn a_missing_context_is_reported_with_the_file_and_the_available_contexts() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = write_kubeconfig(dir.path(), "https://127.0.0.1:1");
+        let err = ExistingCluster::connect(path.clone(), Some("theirs".into()))
+            .await
+            .err()
+            .unwrap();
+        assert_eq!(
+            err.to_string(),
+            format!(
+                "kubeconfig {}: no context `theirs` in the kubeconfig; its contexts: mine",
+                path.display()
+            )
+        );
+    }
+
+    #[tokio::test]
+    async fn an_api_server_that_does_not_answer_is_an_error_and_the_user_s_file_stays() {
+        let dir = tempfile::tempdir().unwrap();
+        let port = crate::ports::free_ports(1).unwrap()[0];
+        let path = write_kubeconfig(dir.path(), &format!("https://127.0.0.1:{port}"));
+        let before = std::fs::read_to_string(&path).unwrap();
+        let err = ExistingCluster::connect(path.clone(), None)
+            .await
+            .err()
+            .unwrap()
+            .to_string();
+        assert!(
+            err.starts_with("the API server of context `mine` does not answer /version"),
+            "{err}"
+        );
+        assert_eq!(std::fs::read_to_string(&path).unwrap(), before);
+    }
+}

@@ -1,0 +1,445 @@
+//! A kind cluster, through the `kind` command-line tool.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use crate::cluster::{Capabilities, Cluster, ClusterError, client_from_kubeconfig};
+use crate::images::load::Loader;
+use crate::provider_cli::ProviderCli;
+use crate::scratch;
+use crate::system_node::SYSTEM_NODE_LABEL;
+use crate::toolchain;
+
+pub const KIND_VERSION: &str = "v0.32.0";
+
+pub const KIND: ProviderCli = ProviderCli {
+    program: "kind",
+    install: "go install sigs.k8s.io/kind@v0.32.0",
+};
+
+/// kind's default, and apart from the real node's pod network.
+pub const DEFAULT_POD_SUBNET: &str = "10.244.0.0/16";
+
+#[derive(Clone, Debug)]
+pub struct KindOptions {
+    /// `kindest/node:<toolchain::KUBERNETES>` when `None`. kind publishes node images for some
+    /// patch versions only; name another one here if that tag does not exist.
+    pub node_image: Option<String>,
+    /// Worker nodes besides the control plane; with none, the control plane runs everything.
+    pub workers: usize,
+    pub pod_subnet: String,
+    /// How long `kind create cluster` waits for the control plane to be Ready.
+    pub wait: Duration,
+    /// The cluster's files (kind config, kubeconfig); a fresh temporary directory when `None`.
+    pub work_dir: Option<PathBuf>,
+    /// Leave the cluster running when this value is dropped.
+    /// Give `work_dir` too to keep its kubeconfig: the local provider sweeps the temporary
+    /// directories of processes that are gone.
+    pub detached: bool,
+}
+
+impl Default for KindOptions {
+    fn default() -> Self {
+        Self {
+            node_image: None,
+            workers: 0,
+            pod_subnet: DEFAULT_POD_SUBNET.into(),
+            wait: Duration::from_secs(180),
+            work_dir: None,
+            detached: false,
+        }
+    }
+}
+
+impl KindOptions {
+    pub fn node_image(&self) -> String {
+        self.node_image
+            .clone()
+            .unwrap_or_else(|| format!("kindest/node:{}", toolchain::KUBERNETES))
+    }
+}
+
+#[derive(serde::Serialize)]
+#[serde(rename_all = "camelCase")]
+struct KindConfig {
+    kind: &'static str,
+    api_version: &'static str,
+    name: String,
+    networking: Networking,
+    nodes: Vec<KindNode>,
+}
+
+#[derive(serde::Serialize)]
+#[serde(rename_all = "camelCase")]
+struct Networking {
+    pod_subnet: String,
+}
+
+#[derive(serde::Serialize)]
+struct KindNode {
+    role: &'static str,
+    image: String,
+    #[serde(skip_serializing_if = "BTreeMap::is_empty")]
+    labels: BTreeMap<String, String>,
+}
+
+/// The kind config: one control plane and `workers` workers, all from the same node image.
+/// The system label goes to the first worker; without workers, to the control plane (kind
+/// leaves a control plane untainted only when it is the only node).
+pub fn config(name: &str, opts: &KindOptions) -> Result<String, ClusterError> {
+    let image = opts.node_image();
+    let system_node = if opts.workers == 0 { 0 } else { 1 };
+    let nodes = (0..=opts.workers)
+        .map(|i| KindNode {
+            role: if i == 0 { "control-plane" } else { "worker" },
+            image: image.clone(),
+            labels: if i == system_node {
+                BTreeMap::from([(
+                    SYSTEM_NODE_LABEL.0.to_string(),
+                    SYSTEM_NODE_LABEL.1.to_string(),
+                )])
+            } else {
+                BTreeMap::new()
+            },
+        })
+        .collect();
+    let config = KindConfig {
+        kind: "Cluster",
+        api_version: "kind.x-k8s.io/v1alpha4",
+        name: name.to_string(),
+        networking: Networking {
+            pod_subnet: opts.pod_subnet.clone(),
+        },
+        nodes,
+    };
+    serde_saphyr::to_string(&config)
+        .map_err(|e| ClusterError::Other(format!("rendering the kind config: {e}")))
+}
+
+pub fn create_args(name: &str, config: &Path, kubeconfig: &Path, wait: Duration) -> Vec<String> {
+    vec![
+        "create".into(),
+        "cluster".into(),
+        "--name".into(),
+        name.into(),
+        "--config".into(),
+        config.display().to_string(),
+        "--kubeconfig".into(),
+        kubeconfig.display().to_string(),
+        "--wait".into(),
+        format!("{}s", wait.as_secs()),
+    ]
+}
+
+pub fn delete_args(name: &str) -> Vec<String> {
+    vec![
+        "delete".into(),
+        "cluster".into(),
+        "--name".into(),
+        name.into(),
+    ]
+}
+
+pub struct KindCluster {
+    cli: ProviderCli,
+    name: String,
+    work_dir: PathBuf,
+    kubeconfig: PathBuf,
+    remove_work_dir: bool,
+    /// Set once `kind create` has been asked for: a failed create may leave nodes behind.
+    created: bool,
+    detached: bool,
+}
+
+impl KindCluster {
+    /// Creates a cluster with a name of its own and waits for its control plane.
+    pub async fn up(opts: KindOptions) -> Result<Self, ClusterError> {
+        Self::create(KIND, opts).await
+    }
+
+    async fn create(cli: ProviderCli, opts: KindOptions) -> Result<Self, ClusterError> {
+        let name = scratch::next_cluster_name();
+        let (work_dir, remove_work_dir) = match &opts.work_dir {
+            Some(dir) => {
+                std::fs::create_dir_all(dir).map_err(|e| scratch::io(dir, e))?;
+                (dir.clone(), false)
+            }
+            None => (scratch::create_work_dir(&name, "kind")?, !opts.detached),
+        };
+        let config_path = work_dir.join("kind.yaml");
+        scratch::write_private(&config_path, &config(&name, &opts)?)?;
+        let mut cluster = Self {
+            cli,
+            kubeconfig: work_dir.join("kubeconfig.yaml"),
+            name,
+            work_dir,
+            remove_work_dir,
+            created: false,
+            // Set once up: a create that fails half-way deletes what it made.
+            detached: false,
+        };
+        tracing::info!(
+            "creating kind cluster {} from {}",
+            cluster.name,
+            opts.node_image()
+        );
+        cluster.created = true;
+        cli.run_blocking(create_args(
+            &cluster.name,
+            &config_path,
+            &cluster.kubeconfig,
+            opts.wait,
+        ))
+        .await?;
+        cluster.detached = opts.detached;
+        Ok(cluster)
+    }
+
+    /// Where images for this cluster are loaded.
+    pub fn loader(&self) -> Loader {
+        Loader::Kind {
+            cluster: self.name.clone(),
+        }
+    }
+
+    pub fn work_dir(&self) -> &Path {
+        &self.work_dir
+    }
+
+    fn remove_files(&self) {
+        if self.remove_work_dir {
+            scratch::remove_work_dir(&self.work_dir);
+        }
+    }
+}
+
+impl Drop for KindCluster {
+    fn drop(&mut self) {
+        if self.detached {
+            return;
+        }
+        if self.created
+            && let Err(e) = self.cli.run(&delete_args(&self.name))
+        {
+            tracing::warn!("kind cluster {} may be left behind: {e}", self.name);
+        }
+        self.remove_files();
+    }
+}
+
+#[async_trait::async_trait]
+impl Cluster for KindCluster {
+    fn name(&self) -> &str {
+        &self.name
+    }
+
+    fn kubeconfig(&self) -> &Path {
+        &self.kubeconfig
+    }
+
+    async fn client(&self) -> Result<kube::Client, ClusterError> {
+        client_from_kubeconfig(&self.kubeconfig).await
+    }
+
+    fn capabilities(&self) -> Capabilities {
+        Capabilities {
+            simulated_pod_outcomes: false,
+            fake_gpu_nodes: false,
+            restartable_control_plane: false,
+        }
+    }
+
+    async fn stop(&mut self) -> Result<(), ClusterError> {
+        self.detached = false;
+        if self.created {
+            self.cli.run_blocking(delete_args(&self.name)).await?;
+            self.created = false;
+        }
+        self.remove_files();
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::provider_cli::fake::FakeCli;
+
+    fn parse(text: &str) -> serde_json::Value {
+        serde_saphyr::from_str(text).unwrap()
+    }
+
+    #[test]
+    fn the_config_labels_the_node_that_runs_the_system() {
+        let image = format!("kindest/node:{}", toolchain::KUBERNETES);
+        let system = serde_json::json!({"awconf.dev/system": "true"});
+        for (workers, nodes) in [
+            (
+                0,
+                serde_json::json!([
+                    {"role": "control-plane", "image": image, "labels": system},
+                ]),
+            ),
+            (
+                1,
+                serde_json::json!([
+                    {"role": "control-plane", "image": image},
+                    {"role": "worker", "image": image, "labels": system},
+                ]),
+            ),
+            (
+                2,
+                serde_json::json!([
+                    {"role": "control-plane", "image": image},
+                    {"role": "worker", "image": image, "labels": system},
+                    {"role": "worker", "image": image},
+                ]),
+            ),
+        ] {
+            let opts = KindOptions {
+                workers,
+                ..KindOptions::default()
+            };
+            let config = parse(&config("awconf-1-0", &opts).unwrap());
+            assert_eq!(
+                config,
+                serde_json::json!({
+                    "kind": "Cluster",
+                    "apiVersion": "kind.x-k8s.io/v1alpha4",
+                    "name": "awconf-1-0",
+                    "networking": {"podSubnet": "10.244.0.0/16"},
+                    "nodes": nodes,
+                }),
+                "{workers} workers"
+            );
+        }
+    }
+
+    #[test]
+    fn the_node_image_and_pod_subnet_can_be_overridden() {
+        for (node_image, pod_subnet, image) in [
+            (
+                None,
+                "10.244.0.0/16",
+                format!("kindest/node:{}", toolchain::KUBERNETES),
+            ),
+            (
+                Some("kindest/node:v1.36.1@sha256:3489".to_string()),
+                "10.250.0.0/16",
+                "kindest/node:v1.36.1@sha256:3489".to_string(),
+            ),
+        ] {
+            let opts = KindOptions {
+                node_image,
+                pod_subnet: pod_subnet.into(),
+                ..KindOptions::default()
+            };
+            let config = parse(&config("n", &opts).unwrap());
+            assert_eq!(config["nodes"][0]["image"], image.as_str());
+            assert_eq!(config["networking"]["podSubnet"], pod_subnet);
+        }
+    }
+
+    #[test]
+    fn the_default_node_image_runs_the_pinned_kubernetes() {
+        assert!(toolchain::KUBERNETES.starts_with("v1.36."));
+        assert_eq!(
+            KindOptions::default().node_image(),
+            format!("kindest/node:{}", toolchain::KUBERNETES)
+        );
+    }
+
+    #[test]
+    fn command_lines() {
+        for (args, expected) in [
+            (
+                create_args(
+                    "awconf-7-0",
+                    Path::new("/w/kind.yaml"),
+                    Path::new("/w/kubeconfig.yaml"),
+                    Duration::from_secs(180),
+                ),
+                "kind create cluster --name awconf-7-0 --config /w/kind.yaml \
+                 --kubeconfig /w/kubeconfig.yaml --wait 180s",
+            ),
+            (
+                delete_args("awconf-7-0"),
+                "kind delete cluster --name awconf-7-0",
+            ),
+        ] {
+            assert_eq!(KIND.command_line(&args), expected);
+        }
+    }
+
+    #[test]
+    fn a_missing_kind_says_how_to_install_the_pinned_version() {
+        assert!(
+            KIND.missing()
+                .contains("go install sigs.k8s.io/kind@v0.32.0")
+        );
+        assert!(KIND.install.ends_with(KIND_VERSION));
+    }
+
+    #[tokio::test]
+    async fn the_cluster_is_deleted_once_on_stop_and_its_files_go() {
+        let bin = tempfile::tempdir().unwrap();
+        let fake = FakeCli::new(bin.path(), "", 0);
+        let mut cluster = KindCluster::create(fake.cli, KindOptions::default())
+            .await
+            .unwrap();
+        let (name, work_dir) = (cluster.name.clone(), cluster.work_dir.clone());
+        assert!(work_dir.join("kind.yaml").exists());
+        cluster.stop().await.unwrap();
+        cluster.stop().await.unwrap();
+        drop(cluster);
+        let calls = fake.calls();
+        assert_eq!(calls.len(), 2, "{calls:?}");
+        let w = work_dir.display();
+        assert_eq!(
+            calls[0],
+            format!(
+                "create cluster --name {name} --config {w}/kind.yaml \
+                 --kubeconfig {w}/kubeconfig.yaml --wait 180s"
+            )
+        );
+        assert_eq!(calls[1], format!("delete cluster --name {name}"));
+        assert!(!work_dir.exists());
+    }
+
+    #[tokio::test]
+    async fn dropping_deletes_the_cluster_unless_it_is_detached() {
+        for (detached, create_status, deleted) in [
+            (false, 0, true),
+            (true, 0, false),
+            // kind may leave nodes behind when it fails half-way.
+            (false, 1, true),
+            (true, 1, true),
+        ] {
+            let bin = tempfile::tempdir().unwrap();
+            let fake = FakeCli::new(bin.path(), "", create_status);
+            let opts = KindOptions {
+                detached,
+                work_dir: Some(bin.path().join("cluster")),
+                ..KindOptions::default()
+            };
+            let up = KindCluster::create(fake.cli, opts).await;
+            assert_eq!(up.is_ok(), create_status == 0);
+            drop(up);
+            let calls = fake.calls();
+            assert_eq!(
+                calls
+                    .last()
+                    .is_some_and(|c| c.starts_with("delete cluster --name awconf-")),
+                deleted,
+                "detached {detached}, create exits {create_status}: {calls:?}"
+            );
+        }
+    }
+
+    #[test]
+    fn the_users_workflow_installs_the_same_kind() {
+        let workflow = include_str!("../../ci/providers.yml");
+        assert!(workflow.contains(&format!("KIND_VERSION: {KIND_VERSION}\n")));
+    }
+}
