@@ -15,7 +15,7 @@ Feature: Working with Kueue
             $length: 1
             $items:
             - nodeSelector: {type: kwok}
-              tolerations: [{key: awconf.dev/flavor, operator: Exists, effect: NoSchedule}]
+              tolerations: [{key: kwok.x-k8s.io/node, operator: Exists, effect: NoSchedule}]
               labels: {kueue.x-k8s.io/podset: placed-0}
       """
     And 2 pods of it are Running within 60 seconds
@@ -27,7 +27,7 @@ Feature: Working with Kueue
           workload.codeflare.dev/appwrapper: placed
       spec:
         nodeSelector: {type: kwok}
-        tolerations: [{key: awconf.dev/flavor, operator: Exists, effect: NoSchedule}]
+        tolerations: [{key: kwok.x-k8s.io/node, operator: Exists, effect: NoSchedule}]
       """
     And its wrapped Job matches:
       """

@@ -106,6 +106,29 @@ pub async fn create_fake_nodes(
     Ok(())
 }
 
+/// Creates the fake nodes that do not exist yet (an install run twice keeps the first's).
+pub async fn ensure_fake_nodes(
+    client: &kube::Client,
+    count: usize,
+    shape: &NodeShape,
+) -> Result<(), ClusterError> {
+    let nodes: Api<Node> = Api::all(client.clone());
+    for index in 0..count {
+        match nodes
+            .create(
+                &PostParams::default(),
+                &fake_node(&node_name(index), shape)?,
+            )
+            .await
+        {
+            Ok(_) => {}
+            Err(kube::Error::Api(e)) if e.code == 409 => {}
+            Err(e) => return Err(e.into()),
+        }
+    }
+    Ok(())
+}
+
 /// How many nodes the cluster has.
 pub async fn count(client: &kube::Client) -> Result<usize, ClusterError> {
     let nodes: Api<Node> = Api::all(client.clone());

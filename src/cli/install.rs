@@ -36,6 +36,12 @@ pub struct ImageArgs {
     /// Install the controller from this published image instead of building ours.
     #[arg(long)]
     pub image: Option<String>,
+    #[command(flatten)]
+    pub loader: LoaderArg,
+}
+
+#[derive(Args, Clone)]
+pub struct LoaderArg {
     /// How images reach the nodes: containerd:SOCKET, kind:CLUSTER, k3d:CLUSTER or
     /// k3s-dir:DIRECTORY (found by itself for a local cluster with a real node).
     #[arg(long, value_name = "LOADER")]
@@ -44,7 +50,8 @@ pub struct ImageArgs {
 
 impl ImageArgs {
     pub fn loader(&self, kubeconfig: &std::path::Path) -> anyhow::Result<Loader> {
-        self.load_images
+        self.loader
+            .load_images
             .clone()
             .or_else(|| clusters::local::image_loader_for(kubeconfig))
             .ok_or_else(|| {

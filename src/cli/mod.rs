@@ -24,7 +24,7 @@ pub struct Cli {
 #[derive(Subcommand)]
 enum Command {
     /// Run the conformance suite: the main job.
-    Run(run::RunArgs),
+    Run(Box<run::RunArgs>),
     /// Bring an embedded cluster up or down, or show it.
     #[command(subcommand)]
     Cluster(cluster::ClusterCommand),

@@ -4,18 +4,37 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 use clap::Args;
-use conformance_steps::{ControllerMode, SuiteOptions, run_suite};
+use clusters::install::Part;
+use conformance_steps::{ClusterChoice, ControllerMode, SuiteOptions, run_suite};
 
 #[derive(Args)]
 pub struct RunArgs {
-    /// The cluster to run on; `local` is the embedded control plane.
-    #[arg(long, default_value = "local", value_parser = ["local"])]
+    /// The cluster to run on: `local` (the embedded control plane), `existing` (yours, by
+    /// --kubeconfig), or `kind`, `k3d`, `k3s` (created for the run and deleted after it).
+    #[arg(long, default_value = "local", value_parser = ["local", "existing", "kind", "k3d", "k3s"])]
     cluster: String,
+    /// With `--cluster existing`: its kubeconfig.
+    #[arg(long)]
+    kubeconfig: Option<PathBuf>,
+    /// With `--cluster existing`: the kubeconfig context (default: its current one).
+    #[arg(long)]
+    context: Option<String>,
+    /// With `--cluster existing`: install these into it first, a comma-separated subset of
+    /// kueue,kwok,controller (it creates CRDs, namespaces and fake nodes there).
+    #[arg(long, value_name = "COMPONENTS")]
+    install: Option<String>,
     /// The controller under test: `embedded` (in this process), `process` (our binary as a
     /// child, killable with SIGKILL), `reference` (the reference Go operator, built from its
-    /// module) or `external` (the command after `--`).
-    #[arg(long, default_value = "embedded", value_parser = ["embedded", "process", "reference", "external"])]
+    /// module), `external` (the command after `--`), or `in-cluster` (our controller
+    /// installed into the cluster from its install manifests).
+    #[arg(long, default_value = "embedded", value_parser = ["embedded", "process", "reference", "external", "in-cluster"])]
     controller: String,
+    /// With `--controller in-cluster`: a published image of the controller, instead of our
+    /// binary made into an image and loaded into the nodes.
+    #[arg(long)]
+    image: Option<String>,
+    #[command(flatten)]
+    images: crate::cli::install::LoaderArg,
     /// With `--controller reference`: the operator's version (default: the pinned one).
     #[arg(long, value_name = "VERSION")]
     appwrapper_version: Option<String>,
@@ -55,9 +74,28 @@ impl RunArgs {
             self.appwrapper_version.is_none() || self.controller == "reference",
             "--appwrapper-version goes with --controller reference"
         );
+        anyhow::ensure!(
+            self.image.is_none() || self.controller == "in-cluster",
+            "--image goes with --controller in-cluster"
+        );
         options.controller = ControllerMode::parse(&self.controller, command, None)
             .map_err(anyhow::Error::msg)?
-            .with_reference_version(self.appwrapper_version);
+            .with_reference_version(self.appwrapper_version)
+            .with_image(self.image);
+        options.cluster = ClusterChoice::parse(
+            &self.cluster,
+            self.kubeconfig,
+            self.context,
+            self.install.as_deref(),
+            self.images.load_images,
+        )
+        .map_err(anyhow::Error::msg)?;
+        if let ClusterChoice::Existing { install, .. } = &options.cluster {
+            anyhow::ensure!(
+                !install.contains(&Part::Controller) || options.controller.in_cluster(),
+                "--install controller goes with --controller in-cluster"
+            );
+        }
         if let Some(kueue) = self.kueue {
             options.kueue_version = kueue;
         }

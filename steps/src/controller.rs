@@ -9,6 +9,7 @@ use anyhow::Context as _;
 use appwrapper_controller::config::Config;
 use appwrapper_controller::duration::GoDuration;
 use appwrapper_controller::run::Handle;
+use clusters::install::scale::Workload;
 use clusters::process::Process;
 
 use crate::options::ControllerMode;
@@ -34,6 +35,8 @@ pub fn suite_config() -> Config {
 enum Running {
     Embedded(Handle),
     Child(Process),
+    /// Its Deployment has a replica.
+    InCluster,
 }
 
 pub struct ControllerUnderTest {
@@ -48,6 +51,8 @@ pub struct ControllerUnderTest {
     webhook: Option<WebhookEndpoint>,
     /// Runs beside a reference operator: copies its certificate Secret into its directory.
     certificate_mount: Option<tokio::task::JoinHandle<()>>,
+    /// The Deployment of an in-cluster controller.
+    workload: Option<Workload>,
 }
 
 impl Drop for ControllerUnderTest {
@@ -80,6 +85,7 @@ impl ControllerUnderTest {
             starts: 0,
             webhook: None,
             certificate_mount: None,
+            workload: None,
         })
     }
 
@@ -87,6 +93,15 @@ impl ControllerUnderTest {
     /// config).
     pub fn with_webhook(mut self, endpoint: WebhookEndpoint) -> Self {
         self.webhook = Some(endpoint);
+        self
+    }
+
+    /// An in-cluster controller runs as `workload`, already started by its install; its log
+    /// is followed into [`Self::log_path`].
+    pub fn with_workload(mut self, workload: Workload) -> Self {
+        self.workload = Some(workload);
+        self.running = Some(Running::InCluster);
+        self.starts = 1;
         self
     }
 
@@ -115,7 +130,7 @@ impl ControllerUnderTest {
     pub fn is_running(&mut self) -> bool {
         match &mut self.running {
             Some(Running::Child(process)) => process.exited().is_none(),
-            Some(Running::Embedded(_)) => true,
+            Some(Running::Embedded(_) | Running::InCluster) => true,
             None => false,
         }
     }
@@ -186,6 +201,10 @@ impl ControllerUnderTest {
                     .with_context(|| format!("starting {}", binary.display()))?,
                 )
             }
+            ControllerMode::InCluster { .. } => {
+                self.in_cluster()?.start(Duration::from_secs(120)).await?;
+                Running::InCluster
+            }
             ControllerMode::External { command } => {
                 let command = command
                     .replace("{kubeconfig}", &self.kubeconfig.display().to_string())
@@ -227,6 +246,7 @@ impl ControllerUnderTest {
                     .await
                     .context("stopping the controller")?;
             }
+            Some(Running::InCluster) => self.in_cluster()?.stop().await?,
             None => {}
         }
         tracing::info!("controller under test stopped");
@@ -243,6 +263,7 @@ impl ControllerUnderTest {
                     .context("killing the controller")?;
             }
             Some(Running::Embedded(handle)) => handle.abort().await,
+            Some(Running::InCluster) => self.in_cluster()?.kill().await?,
             None => return Ok(()),
         }
         tracing::info!("controller under test killed");
@@ -250,9 +271,17 @@ impl ControllerUnderTest {
     }
 }
 
+impl ControllerUnderTest {
+    fn in_cluster(&self) -> anyhow::Result<&Workload> {
+        self.workload
+            .as_ref()
+            .context("the in-cluster controller's Deployment is not known (with_workload)")
+    }
+}
+
 /// `appwrapper-controller` beside the running executable (`target/debug/` or, for a test,
 /// its parent).
-fn find_binary() -> anyhow::Result<PathBuf> {
+pub fn find_binary() -> anyhow::Result<PathBuf> {
     let exe = std::env::current_exe().context("locating the test executable")?;
     let candidates: Vec<PathBuf> = exe
         .ancestors()

@@ -6,18 +6,15 @@ use std::path::PathBuf;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, RwLock};
 
-use clusters::LocalCluster;
-use clusters::kueue::Kueue;
-
 use crate::controller::ControllerUnderTest;
 use crate::monitor::Monitor;
 use crate::options::SuiteOptions;
 use crate::report::ScenarioRecord;
 
 /// The ResourceFlavor every scenario's ClusterQueue uses: fake nodes only, plus a toleration
-/// so that admission visibly injects one.
+/// admission injects: the fake nodes' taint where they have one.
 pub const FLAVOR: &str = "awconf-flavor";
-pub const FLAVOR_TOLERATION_KEY: &str = "awconf.dev/flavor";
+pub const FLAVOR_TOLERATION_KEY: &str = "kwok.x-k8s.io/node";
 
 pub struct Harness {
     pub options: SuiteOptions,
@@ -25,8 +22,10 @@ pub struct Harness {
     pub client: kube::Client,
     /// For what watches (the embedded controller, the monitor): no read timeout.
     pub watch_client: kube::Client,
-    pub cluster: &'static LocalCluster,
-    pub kueue: &'static tokio::sync::Mutex<Kueue>,
+    /// The cluster's kubeconfig (for steps that make clients of their own).
+    pub kubeconfig: PathBuf,
+    /// Kueue's log: the host process's, or its pods' followed into a file.
+    pub kueue_log: PathBuf,
     pub controller: tokio::sync::Mutex<ControllerUnderTest>,
     pub monitor: Monitor,
     /// Scenarios hold it shared; `@serial` ones hold it exclusively.
@@ -45,8 +44,8 @@ impl Harness {
         options: SuiteOptions,
         client: kube::Client,
         watch_client: kube::Client,
-        cluster: &'static LocalCluster,
-        kueue: &'static tokio::sync::Mutex<Kueue>,
+        kubeconfig: PathBuf,
+        kueue_log: PathBuf,
         controller: ControllerUnderTest,
         monitor: Monitor,
         harness_log: Option<PathBuf>,
@@ -55,8 +54,8 @@ impl Harness {
             options,
             client,
             watch_client,
-            cluster,
-            kueue,
+            kubeconfig,
+            kueue_log,
             controller: tokio::sync::Mutex::new(controller),
             monitor,
             serial: Arc::new(tokio::sync::RwLock::new(())),
@@ -91,7 +90,7 @@ impl Harness {
         if let Some(path) = self.controller.lock().await.log_path() {
             files.push(("controller", path.to_path_buf()));
         }
-        files.push(("kueue", self.kueue.lock().await.log_path()));
+        files.push(("kueue", self.kueue_log.clone()));
         files
     }
 }

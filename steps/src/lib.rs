@@ -8,6 +8,7 @@
 pub mod annotations;
 pub mod bounds;
 pub mod controller;
+pub mod environment;
 pub mod features;
 pub mod fixtures;
 pub mod harness;

@@ -5,23 +5,16 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use anyhow::Context as _;
-use clusters::Cluster as _;
-use clusters::kueue::objects;
 use cucumber::tag::Ext as _;
 use cucumber::writer::Stats as _;
 use cucumber::{World as _, WriterExt as _, writer};
 use futures::FutureExt as _;
-use serde_json::json;
 
-use appwrapper_controller::webhook::WebhookServer;
-
-use crate::controller::{ControllerUnderTest, suite_config};
-use crate::harness::{self, FLAVOR, FLAVOR_TOLERATION_KEY, Harness};
+use crate::environment::Environment;
+use crate::harness::{self, Harness};
 use crate::hooks;
 use crate::monitor::Monitor;
-use crate::options::{ClusterChoice, ControllerMode, SuiteOptions, Summary};
-use crate::reference;
-use crate::webhook::WebhookEndpoint;
+use crate::options::{ControllerMode, SuiteOptions, Summary};
 use crate::world::AwWorld;
 
 /// Runs the features of `options.features` and writes the reports. Returns the summary; the
@@ -30,7 +23,6 @@ pub async fn run_suite(options: SuiteOptions) -> anyhow::Result<Summary> {
     let started = Instant::now();
     std::fs::create_dir_all(&options.report_dir)
         .with_context(|| format!("creating {}", options.report_dir.display()))?;
-    let ClusterChoice::Local = options.cluster;
     let tags = match &options.tags {
         Some(expr) => Some(
             expr.parse::<cucumber::gherkin::tagexpr::TagOperation>()
@@ -39,31 +31,29 @@ pub async fn run_suite(options: SuiteOptions) -> anyhow::Result<Summary> {
         None => None,
     };
 
-    let version = options.kueue_version.clone();
-    println!("awconf: bringing up the embedded cluster with Kueue {version} (built on first use)");
-    let (cluster, kueue) = tokio::task::spawn_blocking(move || clusters::kueue::shared(&version))
-        .await
-        .context("the cluster start-up task failed")?
-        .map_err(anyhow::Error::msg)?;
-    let watch_client = cluster.client().await?;
-    let client = steps_client(cluster.kubeconfig()).await?;
-    apply_flavor(&client).await?;
-
-    let (controller, webhook_server) =
-        controller_with_webhooks(&options, cluster, &client, &watch_client).await?;
-    let monitor = Monitor::start(watch_client.clone(), Duration::from_secs(60)).await?;
+    let environment = Environment::up(&options).await?;
+    let monitor = Monitor::start(environment.watch_client.clone(), Duration::from_secs(60)).await?;
     println!(
         "awconf: cluster ready after {:.0}s; controller under test: {}",
         started.elapsed().as_secs_f64(),
         options.controller.name()
     );
 
+    let Environment {
+        kubeconfig,
+        client,
+        watch_client,
+        kueue_log,
+        controller,
+        webhook_server,
+        keep,
+    } = environment;
     let harness = Arc::new(Harness::new(
         options.clone(),
         client,
         watch_client,
-        cluster,
-        kueue,
+        kubeconfig,
+        kueue_log,
         controller,
         monitor,
         crate::logging::current(),
@@ -71,129 +61,11 @@ pub async fn run_suite(options: SuiteOptions) -> anyhow::Result<Summary> {
     harness::install(Arc::clone(&harness));
     let run = run_features(&harness, tags).await;
     harness::uninstall();
-    if let Err(e) = harness.controller.lock().await.stop().await {
-        tracing::warn!("stopping the controller: {e:#}");
-    }
+    Environment::down(&harness.controller, webhook_server).await;
     harness.monitor.stop();
-    if let Some(server) = webhook_server {
-        server.stop().await;
-    }
+    drop(keep);
     let parse_errors = run?;
     summarize(&harness, parse_errors, started.elapsed())
-}
-
-/// Starts the controller under test and registers its webhooks beside Kueue's: served here
-/// for the embedded controller (the server is returned), by the child in the process mode, by
-/// the reference operator through its Service. An external controller brings its own.
-async fn controller_with_webhooks(
-    options: &SuiteOptions,
-    cluster: &'static clusters::LocalCluster,
-    client: &kube::Client,
-    watch_client: &kube::Client,
-) -> anyhow::Result<(ControllerUnderTest, Option<WebhookServer>)> {
-    let mut config = suite_config();
-    config.webhooks_enabled = options.controller.is_child();
-    let mut controller = ControllerUnderTest::new(
-        options.controller.clone(),
-        config.clone(),
-        cluster.kubeconfig(),
-        &options.report_dir,
-    )?;
-    // A child controller serves the webhooks itself, so they are down while it is: there
-    // they fail open, or `@serial` scenarios could not create AppWrappers meanwhile (no
-    // other scenario runs then). The embedded server outlives the controller: fail closed.
-    let fail_open = options.controller.is_child();
-    match &options.controller {
-        ControllerMode::External { .. } => {
-            controller.start(watch_client).await?;
-            Ok((controller, None))
-        }
-        ControllerMode::Reference { version } => {
-            let version = version.clone();
-            println!("awconf: the reference operator {version} (built on first use)");
-            tokio::task::spawn_blocking(move || reference::build(&version))
-                .await
-                .context("the reference build task failed")??;
-            let cert_dir = std::path::PathBuf::from(reference::CERT_DIR);
-            reference::install(client, &config, &cert_dir, fail_open).await?;
-            let mount = reference::mount_certificates(client.clone(), cert_dir);
-            controller = controller.with_certificate_mount(mount);
-            start_reference(&mut controller, client, watch_client).await?;
-            Ok((controller, None))
-        }
-        ControllerMode::Embedded | ControllerMode::Process { .. } => {
-            let endpoint = WebhookEndpoint::prepare(cluster, &options.report_dir)?;
-            let mut server = None;
-            if let ControllerMode::Embedded = options.controller {
-                server = Some(endpoint.serve(&config, client.clone()).await?);
-            }
-            controller = controller.with_webhook(endpoint.clone());
-            controller.start(watch_client).await?;
-            endpoint.register(client, fail_open).await?;
-            Ok((controller, server))
-        }
-    }
-}
-
-/// Starts the reference operator and waits until its webhooks answer. Its first start exits
-/// when its certificate Secret was still empty (in a cluster the pod restarts until the
-/// kubelet has mounted the filled Secret): restart it as its Deployment would.
-async fn start_reference(
-    controller: &mut ControllerUnderTest,
-    client: &kube::Client,
-    watch_client: &kube::Client,
-) -> anyhow::Result<()> {
-    let deadline = Instant::now() + Duration::from_secs(120);
-    let mut last = String::new();
-    while Instant::now() < deadline {
-        if !controller.is_running() {
-            if controller.starts() > 0 {
-                tracing::info!("the reference operator exited while starting; restarting it");
-            }
-            controller.start(watch_client).await?;
-        }
-        match crate::webhook::effective(client).await? {
-            Ok(()) => return Ok(()),
-            Err(why) => last = why,
-        }
-        tokio::time::sleep(Duration::from_millis(500)).await;
-    }
-    anyhow::bail!(
-        "the reference operator's webhooks did not take effect within 120 s (last: {last}); see its log {}",
-        controller
-            .log_path()
-            .map(|p| p.display().to_string())
-            .unwrap_or_default()
-    )
-}
-
-/// A client whose requests time out, so that a hung API call fails its step instead of
-/// hanging the run (cucumber has no step timeout).
-async fn steps_client(kubeconfig: &std::path::Path) -> anyhow::Result<kube::Client> {
-    let kubeconfig = kube::config::Kubeconfig::read_from(kubeconfig)?;
-    let mut config = kube::Config::from_custom_kubeconfig(
-        kubeconfig,
-        &kube::config::KubeConfigOptions::default(),
-    )
-    .await?;
-    config.connect_timeout = Some(Duration::from_secs(10));
-    config.read_timeout = Some(Duration::from_secs(30));
-    config.write_timeout = Some(Duration::from_secs(30));
-    Ok(kube::Client::try_from(config)?)
-}
-
-/// The ResourceFlavor of every scenario's ClusterQueue: fake nodes, plus a toleration that
-/// admission injects into the pods.
-async fn apply_flavor(client: &kube::Client) -> anyhow::Result<()> {
-    let mut flavor = objects::resource_flavor(FLAVOR);
-    flavor["spec"] = json!({
-        "nodeLabels": { "type": "kwok" },
-        "tolerations": [{ "key": FLAVOR_TOLERATION_KEY, "operator": "Exists", "effect": "NoSchedule" }],
-    });
-    objects::apply(client, &flavor)
-        .await
-        .context("creating the ResourceFlavor")?;
-    Ok(())
 }
 
 /// Runs cucumber; returns the number of feature files that did not parse.

@@ -82,9 +82,9 @@ pub async fn install(
         tainted: true,
         ..shape.clone()
     };
-    let existing = nodes::count(client).await?;
-    nodes::create_fake_nodes(client, nodes, &shape).await?;
-    nodes::wait_schedulable(client, existing + nodes, Duration::from_secs(120)).await?;
+    nodes::ensure_fake_nodes(client, nodes, &shape).await?;
+    let all = nodes::count(client).await?;
+    nodes::wait_schedulable(client, all, Duration::from_secs(120)).await?;
     Ok(started.elapsed())
 }
 

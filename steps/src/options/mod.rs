@@ -63,7 +63,9 @@ impl SuiteOptions {
     /// `AWCONF_APPWRAPPER_VERSION` (the reference operator's version),
     /// `AWCONF_CONTROLLER_COMMAND`, `AWCONF_CONTROLLER_BIN`, `AWCONF_KUEUE_VERSION`,
     /// `AWCONF_TAGS`, `AWCONF_FEATURES`, `AWCONF_JUNIT`, `AWCONF_REPORT_DIR`,
-    /// `AWCONF_KEEP_ON_FAILURE` (1/true) and `AWCONF_CONCURRENCY`.
+    /// `AWCONF_KEEP_ON_FAILURE` (1/true), `AWCONF_CONCURRENCY`, and for the cluster
+    /// `AWCONF_CLUSTER`, `AWCONF_KUBECONFIG`, `AWCONF_CONTEXT`, `AWCONF_INSTALL`,
+    /// `AWCONF_LOAD_IMAGES` and `AWCONF_CONTROLLER_IMAGE`.
     pub fn from_env() -> Result<Self, String> {
         let var = |name: &str| std::env::var(name).ok().filter(|v| !v.is_empty());
         let mut options = SuiteOptions {
@@ -72,7 +74,15 @@ impl SuiteOptions {
                 var("AWCONF_CONTROLLER_COMMAND"),
                 var("AWCONF_CONTROLLER_BIN").map(PathBuf::from),
             )?
-            .with_reference_version(var("AWCONF_APPWRAPPER_VERSION")),
+            .with_reference_version(var("AWCONF_APPWRAPPER_VERSION"))
+            .with_image(var("AWCONF_CONTROLLER_IMAGE")),
+            cluster: ClusterChoice::parse(
+                &var("AWCONF_CLUSTER").unwrap_or_else(|| "local".into()),
+                var("AWCONF_KUBECONFIG").map(PathBuf::from),
+                var("AWCONF_CONTEXT"),
+                var("AWCONF_INSTALL").as_deref(),
+                var("AWCONF_LOAD_IMAGES").map(|v| v.parse()).transpose()?,
+            )?,
             ..SuiteOptions::default()
         };
         if let Some(v) = var("AWCONF_KUEUE_VERSION") {

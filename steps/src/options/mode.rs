@@ -18,10 +18,16 @@ pub enum ControllerMode {
     /// The reference Go operator at this version, built from its module into the cache and
     /// run as a child process configured through its own ConfigMap.
     Reference { version: String },
+    /// Our controller installed into the cluster from its install manifests, with the suite's
+    /// settings: from `image` when given (the nodes must be able to pull it), otherwise our
+    /// binary made into an image and loaded into the nodes. Stopping scales its Deployment to
+    /// zero; killing also deletes its pod with grace period 0.
+    InCluster { image: Option<String> },
 }
 
 impl ControllerMode {
-    /// `embedded`, `process`, `external` or `reference`; `command` is required by `external`.
+    /// `embedded`, `process`, `external`, `reference` or `in-cluster`; `command` is
+    /// required by `external`.
     pub fn parse(
         mode: &str,
         command: Option<String>,
@@ -33,6 +39,7 @@ impl ControllerMode {
             "reference" => Ok(ControllerMode::Reference {
                 version: clusters::toolchain::APPWRAPPER_DEFAULT.to_string(),
             }),
+            "in-cluster" => Ok(ControllerMode::InCluster { image: None }),
             "external" => command
                 .filter(|c| !c.trim().is_empty())
                 .map(|command| ControllerMode::External { command })
@@ -41,7 +48,7 @@ impl ControllerMode {
                         .to_string()
                 }),
             other => Err(format!(
-                "unknown controller mode {other:?}: expected embedded, process, external or reference"
+                "unknown controller mode {other:?}: expected embedded, process, external, reference or in-cluster"
             )),
         }
     }
@@ -52,6 +59,7 @@ impl ControllerMode {
             ControllerMode::Process { .. } => "process",
             ControllerMode::External { .. } => "external",
             ControllerMode::Reference { .. } => "reference",
+            ControllerMode::InCluster { .. } => "in-cluster",
         }
     }
 
@@ -63,6 +71,22 @@ impl ControllerMode {
             }
             (mode, _) => mode,
         }
+    }
+
+    /// Sets the in-cluster controller's image (a no-op for the other modes).
+    pub fn with_image(self, image: Option<String>) -> Self {
+        match (self, image) {
+            (ControllerMode::InCluster { .. }, Some(image)) => {
+                ControllerMode::InCluster { image: Some(image) }
+            }
+            (mode, _) => mode,
+        }
+    }
+
+    /// Whether this controller runs in the cluster (the others run on this machine and
+    /// need the local cluster).
+    pub fn in_cluster(&self) -> bool {
+        matches!(self, ControllerMode::InCluster { .. })
     }
 
     /// A child process that the suite starts and kills (our binary or the reference).
@@ -96,6 +120,14 @@ mod tests {
             })
         );
         assert!(ControllerMode::parse("kind", None, None).is_err());
+        let in_cluster = ControllerMode::parse("in-cluster", None, None).unwrap();
+        assert!(in_cluster.in_cluster());
+        assert_eq!(
+            in_cluster.with_image(Some("example.com/aw:1".into())),
+            ControllerMode::InCluster {
+                image: Some("example.com/aw:1".into())
+            }
+        );
         let reference = ControllerMode::parse("reference", None, None).unwrap();
         assert_eq!(
             reference,

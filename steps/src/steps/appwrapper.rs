@@ -9,6 +9,7 @@ use serde_json::{Value, json};
 use super::subject::Subject;
 use crate::annotations;
 use crate::fixtures::{self, PodSteer};
+use crate::harness::FLAVOR_TOLERATION_KEY;
 use crate::kube_util;
 use crate::world::{AwWorld, LOCAL_QUEUE, Undo};
 use crate::yaml;
@@ -161,6 +162,7 @@ async fn submit(w: &mut AwWorld, subject: &Subject, how: Submission) -> anyhow::
             if suspended {
                 aw["spec"]["suspend"] = json!(true);
             }
+            place_on_fake_nodes(&mut aw);
         }
     }
     kube_util::create_appwrapper(&w.client, &aw).await?;
@@ -174,6 +176,35 @@ async fn submit(w: &mut AwWorld, subject: &Subject, how: Submission) -> anyhow::
         }
     ));
     Ok(())
+}
+
+/// Outside Kueue no flavor places the pods, so the suite does what a user of KWOK does: the
+/// pod templates select the fake nodes and tolerate their taint (where fake nodes share the
+/// cluster with real ones, only that keeps the pods off the real nodes).
+fn place_on_fake_nodes(aw: &mut Value) {
+    let Some(components) = aw["spec"]["components"].as_array_mut() else {
+        return;
+    };
+    for component in components {
+        let template = &mut component["template"];
+        let pod_spec = if template["kind"] == "Pod" {
+            &mut template["spec"]
+        } else if template["spec"]["template"]["spec"].is_object() {
+            &mut template["spec"]["template"]["spec"]
+        } else {
+            continue;
+        };
+        if !pod_spec["nodeSelector"].is_object() {
+            pod_spec["nodeSelector"] = json!({});
+        }
+        pod_spec["nodeSelector"]["type"] = json!("kwok");
+        let toleration =
+            json!({ "key": FLAVOR_TOLERATION_KEY, "operator": "Exists", "effect": "NoSchedule" });
+        match pod_spec["tolerations"].as_array_mut() {
+            Some(list) => list.push(toleration),
+            None => pod_spec["tolerations"] = json!([toleration]),
+        }
+    }
 }
 
 #[given(regex = r#"^(it|the AppWrapper(?: "[^"]+")?) is submitted to the LocalQueue$"#)]

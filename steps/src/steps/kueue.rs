@@ -10,6 +10,7 @@ use serde_json::json;
 use super::assertions::{expected_yaml, object_matches};
 use super::subject::Subject;
 use super::{patience, secs};
+use crate::harness::FLAVOR_TOLERATION_KEY;
 use crate::kube_util;
 use crate::wait::{self, Check};
 use crate::world::AwWorld;
@@ -40,7 +41,10 @@ async fn flavors(w: &mut AwWorld, cpus: u32, step: &Step) -> anyhow::Result<()> 
             .with_context(|| format!("a node label is key=value, found {label:?}"))?;
         let name = format!("{}-{flavor}", w.ns);
         let mut object = objects::resource_flavor(&name);
-        object["spec"] = json!({ "nodeLabels": { key: value } });
+        object["spec"] = json!({
+            "nodeLabels": { key: value },
+            "tolerations": [{ "key": FLAVOR_TOLERATION_KEY, "operator": "Exists", "effect": "NoSchedule" }],
+        });
         objects::apply(&w.client, &object)
             .await
             .with_context(|| format!("creating ResourceFlavor {name}"))?;

@@ -4,7 +4,6 @@
 use std::time::Duration;
 
 use anyhow::Context as _;
-use clusters::Cluster as _;
 use cucumber::{given, then, when};
 use k8s_openapi::api::rbac::v1::{Role, RoleBinding};
 use kube::api::{Api, DynamicObject, PostParams};
@@ -71,7 +70,7 @@ async fn user_tries_to_create(
 
 /// A client of the suite's admin acting as `user` (an authenticated user of no group).
 async fn impersonating(w: &AwWorld, user: &str) -> anyhow::Result<kube::Client> {
-    let kubeconfig = kube::config::Kubeconfig::read_from(w.h.cluster.kubeconfig())?;
+    let kubeconfig = kube::config::Kubeconfig::read_from(&w.h.kubeconfig)?;
     let mut config = kube::Config::from_custom_kubeconfig(
         kubeconfig,
         &kube::config::KubeConfigOptions::default(),

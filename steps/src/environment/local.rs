@@ -1,0 +1,133 @@
+//! The local cluster: the embedded control plane and Kueue as host processes, and the
+//! controller under test in this process or as a child beside them.
+
+use std::time::{Duration, Instant};
+
+use anyhow::Context as _;
+use appwrapper_controller::webhook::WebhookServer;
+use clusters::Cluster as _;
+
+use super::{Environment, steps_client};
+use crate::controller::{ControllerUnderTest, suite_config};
+use crate::options::{ControllerMode, SuiteOptions};
+use crate::reference;
+use crate::webhook::WebhookEndpoint;
+
+pub async fn up(options: &SuiteOptions) -> anyhow::Result<Environment> {
+    if options.controller.in_cluster() {
+        anyhow::bail!(
+            "--controller in-cluster runs the controller as a pod; the local cluster has no node \
+             for it unless it has a real one: start one with `awconf cluster up --real-nodes 1 \
+             --nodes 0 --detach` and run with --cluster existing --kubeconfig <its kubeconfig> \
+             --install kueue,kwok"
+        );
+    }
+    let version = options.kueue_version.clone();
+    println!("awconf: bringing up the embedded cluster with Kueue {version} (built on first use)");
+    let (cluster, kueue) = tokio::task::spawn_blocking(move || clusters::kueue::shared(&version))
+        .await
+        .context("the cluster start-up task failed")?
+        .map_err(anyhow::Error::msg)?;
+    let watch_client = cluster.client().await?;
+    let client = steps_client(cluster.kubeconfig()).await?;
+    let (controller, webhook_server) =
+        controller_with_webhooks(options, cluster, &client, &watch_client).await?;
+    let kueue_log = kueue.lock().await.log_path();
+    Ok(Environment {
+        kubeconfig: cluster.kubeconfig().to_path_buf(),
+        client,
+        watch_client,
+        kueue_log,
+        controller,
+        webhook_server,
+        keep: Vec::new(),
+    })
+}
+
+/// Starts the controller under test and registers its webhooks beside Kueue's: served here
+/// for the embedded controller (the server is returned), by the child in the process mode, by
+/// the reference operator through its Service. An external controller brings its own.
+async fn controller_with_webhooks(
+    options: &SuiteOptions,
+    cluster: &'static clusters::LocalCluster,
+    client: &kube::Client,
+    watch_client: &kube::Client,
+) -> anyhow::Result<(ControllerUnderTest, Option<WebhookServer>)> {
+    let mut config = suite_config();
+    config.webhooks_enabled = options.controller.is_child();
+    let mut controller = ControllerUnderTest::new(
+        options.controller.clone(),
+        config.clone(),
+        cluster.kubeconfig(),
+        &options.report_dir,
+    )?;
+    // A child controller serves the webhooks itself, so they are down while it is: there
+    // they fail open, or `@serial` scenarios could not create AppWrappers meanwhile (no
+    // other scenario runs then). The embedded server outlives the controller: fail closed.
+    let fail_open = options.controller.is_child();
+    match &options.controller {
+        ControllerMode::External { .. } => {
+            controller.start(watch_client).await?;
+            Ok((controller, None))
+        }
+        ControllerMode::Reference { version } => {
+            let version = version.clone();
+            println!("awconf: the reference operator {version} (built on first use)");
+            tokio::task::spawn_blocking(move || reference::build(&version))
+                .await
+                .context("the reference build task failed")??;
+            let cert_dir = std::path::PathBuf::from(reference::CERT_DIR);
+            reference::install(client, &config, &cert_dir, fail_open).await?;
+            let mount = reference::mount_certificates(client.clone(), cert_dir);
+            controller = controller.with_certificate_mount(mount);
+            start_reference(&mut controller, client, watch_client).await?;
+            Ok((controller, None))
+        }
+        ControllerMode::InCluster { .. } => {
+            anyhow::bail!("an in-cluster controller needs a cluster that runs its pod")
+        }
+        ControllerMode::Embedded | ControllerMode::Process { .. } => {
+            let endpoint = WebhookEndpoint::prepare(cluster, &options.report_dir)?;
+            let mut server = None;
+            if let ControllerMode::Embedded = options.controller {
+                server = Some(endpoint.serve(&config, client.clone()).await?);
+            }
+            controller = controller.with_webhook(endpoint.clone());
+            controller.start(watch_client).await?;
+            endpoint.register(client, fail_open).await?;
+            Ok((controller, server))
+        }
+    }
+}
+
+/// Starts the reference operator and waits until its webhooks answer. Its first start exits
+/// when its certificate Secret was still empty (in a cluster the pod restarts until the
+/// kubelet has mounted the filled Secret): restart it as its Deployment would.
+async fn start_reference(
+    controller: &mut ControllerUnderTest,
+    client: &kube::Client,
+    watch_client: &kube::Client,
+) -> anyhow::Result<()> {
+    let deadline = Instant::now() + Duration::from_secs(120);
+    let mut last = String::new();
+    while Instant::now() < deadline {
+        if !controller.is_running() {
+            if controller.starts() > 0 {
+                tracing::info!("the reference operator exited while starting; restarting it");
+            }
+            controller.start(watch_client).await?;
+        }
+        match crate::webhook::effective(client).await? {
+            Ok(()) => return Ok(()),
+            Err(why) => last = why,
+        }
+        tokio::time::sleep(Duration::from_millis(500)).await;
+    }
+    anyhow::bail!(
+        "the reference operator's webhooks did not take effect within 120 s (last: {last}); see its log {}",
+        controller
+            .log_path()
+            .map(|p| p.display().to_string())
+            .unwrap_or_default()
+    )
+}

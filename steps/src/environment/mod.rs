@@ -1,0 +1,90 @@
+//! Everything a run needs before its first scenario: the cluster, Kueue, KWOK's stages, the
+//! controller under test with its webhooks, and the ResourceFlavor. On the local cluster they
+//! run on this machine ([`local`]); on any other cluster they run inside it ([`remote`]).
+
+mod local;
+mod remote;
+
+use std::path::PathBuf;
+use std::time::Duration;
+
+use anyhow::Context as _;
+use appwrapper_controller::webhook::WebhookServer;
+use clusters::kueue::objects;
+use serde_json::json;
+
+use crate::controller::ControllerUnderTest;
+use crate::harness::{FLAVOR, FLAVOR_TOLERATION_KEY};
+use crate::options::{ClusterChoice, SuiteOptions};
+
+pub struct Environment {
+    pub kubeconfig: PathBuf,
+    /// For steps and hooks: requests time out.
+    pub client: kube::Client,
+    /// For watches: no read timeout.
+    pub watch_client: kube::Client,
+    pub kueue_log: PathBuf,
+    pub controller: ControllerUnderTest,
+    /// The embedded controller's webhook server, which outlives the controller.
+    pub webhook_server: Option<WebhookServer>,
+    /// Kept for the run and released after it: a created cluster, followed logs.
+    pub keep: Vec<Box<dyn std::any::Any + Send + Sync>>,
+}
+
+impl Environment {
+    /// Brings up what `options` asks for.
+    pub async fn up(options: &SuiteOptions) -> anyhow::Result<Self> {
+        let environment = match &options.cluster {
+            ClusterChoice::Local => local::up(options).await?,
+            _ => remote::up(options).await?,
+        };
+        apply_flavor(&environment.client).await?;
+        Ok(environment)
+    }
+
+    /// Stops what belongs to this run. A controller installed into the cluster stays, as
+    /// installed; one started by the run is stopped.
+    pub async fn down(
+        controller: &tokio::sync::Mutex<ControllerUnderTest>,
+        webhook_server: Option<WebhookServer>,
+    ) {
+        let mut controller = controller.lock().await;
+        if !controller.mode().in_cluster()
+            && let Err(e) = controller.stop().await
+        {
+            tracing::warn!("stopping the controller: {e:#}");
+        }
+        if let Some(server) = webhook_server {
+            server.stop().await;
+        }
+    }
+}
+
+/// A client whose requests time out, so that a hung API call fails its step instead of
+/// hanging the run (cucumber has no step timeout).
+async fn steps_client(kubeconfig: &std::path::Path) -> anyhow::Result<kube::Client> {
+    let kubeconfig = kube::config::Kubeconfig::read_from(kubeconfig)?;
+    let mut config = kube::Config::from_custom_kubeconfig(
+        kubeconfig,
+        &kube::config::KubeConfigOptions::default(),
+    )
+    .await?;
+    config.connect_timeout = Some(Duration::from_secs(10));
+    config.read_timeout = Some(Duration::from_secs(30));
+    config.write_timeout = Some(Duration::from_secs(30));
+    Ok(kube::Client::try_from(config)?)
+}
+
+/// The ResourceFlavor of every scenario's ClusterQueue: fake nodes only, whose taint
+/// admission makes the pods tolerate.
+async fn apply_flavor(client: &kube::Client) -> anyhow::Result<()> {
+    let mut flavor = objects::resource_flavor(FLAVOR);
+    flavor["spec"] = json!({
+        "nodeLabels": { "type": "kwok" },
+        "tolerations": [{ "key": FLAVOR_TOLERATION_KEY, "operator": "Exists", "effect": "NoSchedule" }],
+    });
+    objects::apply(client, &flavor)
+        .await
+        .context("creating the ResourceFlavor")?;
+    Ok(())
+}

@@ -1,0 +1,214 @@
+//! Any cluster but the local one: Kueue, KWOK and the controller run inside it, installed
+//! by the run (`--install`, and always for a cluster the run creates) or already there.
+
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use anyhow::Context as _;
+use clusters::Cluster as _;
+use clusters::images::Loader;
+use clusters::install::controller::manifests as controller_manifests;
+use clusters::install::logs::PodLogs;
+use clusters::install::scale::Workload;
+use clusters::install::{self, Part, Target};
+use clusters::nodes::NodeShape;
+use clusters::{
+    ExistingCluster, K3dCluster, K3dOptions, K3sCluster, K3sOptions, KindCluster, KindOptions,
+    Provider,
+};
+
+use super::{Environment, steps_client};
+use crate::controller::{ControllerUnderTest, find_binary, suite_config};
+use crate::options::{ClusterChoice, ControllerMode, SuiteOptions};
+
+/// A connected or created cluster: its kubeconfig, how images reach it, and what the run
+/// must install into it.
+struct Reached {
+    kubeconfig: PathBuf,
+    loader: Option<Loader>,
+    install: Vec<Part>,
+    keep: Box<dyn std::any::Any + Send + Sync>,
+}
+
+pub async fn up(options: &SuiteOptions) -> anyhow::Result<Environment> {
+    let ControllerMode::InCluster { image } = &options.controller else {
+        anyhow::bail!(
+            "--controller {} runs on this machine beside the local cluster; on another cluster \
+             use --controller in-cluster",
+            options.controller.name()
+        );
+    };
+    let reached = reach(&options.cluster).await?;
+    let mut parts = reached.install.clone();
+    if !parts.contains(&Part::Controller) {
+        parts.push(Part::Controller);
+    }
+    let client = clusters::cluster::client_from_kubeconfig(&reached.kubeconfig).await?;
+    let needs_images = image.is_none() || parts.iter().any(|p| *p != Part::Controller);
+    let loader = match (&reached.loader, needs_images) {
+        (Some(loader), _) => loader.clone(),
+        (None, false) => Loader::K3sImagesDir {
+            dir: options.report_dir.join("unused-images"),
+        },
+        (None, true) => anyhow::bail!(
+            "cannot tell how images reach this cluster's nodes: pass --load-images \
+             containerd:SOCKET, kind:CLUSTER, k3d:CLUSTER or k3s-dir:DIRECTORY"
+        ),
+    };
+    let target = Target {
+        client: client.clone(),
+        loader,
+        cache: clusters::toolchain::cache_dir(),
+        work_dir: options.report_dir.join("install"),
+    };
+    let mut config = suite_config();
+    config.webhooks_enabled = true;
+    config.controller_manager.leader_election = false;
+    let request = install::Request {
+        parts,
+        kueue_version: options.kueue_version.clone(),
+        fake_nodes: 2,
+        node_shape: NodeShape::gpu(8),
+        controller_binary: match image {
+            Some(_) => None,
+            None => Some(find_binary()?),
+        },
+        controller: controller_manifests::Settings {
+            // Scenarios that keep the controller down still create AppWrappers.
+            failure_policy: "Ignore".into(),
+            config_yaml: serde_saphyr::to_string(&config)
+                .context("rendering the controller config")?,
+            ..controller_manifests::Settings::release(image.as_deref().unwrap_or_default())
+        },
+    };
+    install::install(&target, &request, &|line| println!("awconf: {line}")).await?;
+    check_kwok_stages(&client).await?;
+
+    let kueue_log = options.report_dir.join("kueue.log");
+    let kueue_logs = PodLogs::follow(
+        client.clone(),
+        install::kueue::NAMESPACE,
+        install::kueue::POD_SELECTOR,
+        &kueue_log,
+    )?;
+    let controller = ControllerUnderTest::new(
+        options.controller.clone(),
+        config,
+        &reached.kubeconfig,
+        &options.report_dir,
+    )?;
+    let controller_log = controller
+        .log_path()
+        .map(Path::to_path_buf)
+        .context("an in-cluster controller has a log file")?;
+    let controller_logs = PodLogs::follow(
+        client.clone(),
+        controller_manifests::NAMESPACE,
+        controller_manifests::POD_SELECTOR,
+        &controller_log,
+    )?;
+    let controller = controller.with_workload(Workload {
+        client: client.clone(),
+        namespace: controller_manifests::NAMESPACE.into(),
+        deployment: controller_manifests::DEPLOYMENT.into(),
+        selector: controller_manifests::POD_SELECTOR.into(),
+    });
+    crate::webhook::wait_until_effective(&client).await?;
+    Ok(Environment {
+        client: steps_client(&reached.kubeconfig).await?,
+        watch_client: client,
+        kubeconfig: reached.kubeconfig,
+        kueue_log,
+        controller,
+        webhook_server: None,
+        keep: vec![
+            reached.keep,
+            Box::new(kueue_logs),
+            Box::new(controller_logs),
+        ],
+    })
+}
+
+async fn reach(choice: &ClusterChoice) -> anyhow::Result<Reached> {
+    let everything = Part::ALL.to_vec();
+    Ok(match choice {
+        ClusterChoice::Local => anyhow::bail!("the local cluster is not reached remotely"),
+        ClusterChoice::Existing {
+            kubeconfig,
+            context,
+            install,
+            images,
+        } => {
+            println!(
+                "awconf: connecting to the cluster of {}",
+                kubeconfig.display()
+            );
+            let cluster = ExistingCluster::connect(kubeconfig.clone(), context.clone()).await?;
+            Reached {
+                kubeconfig: cluster.kubeconfig().to_path_buf(),
+                loader: images
+                    .clone()
+                    .or_else(|| clusters::local::image_loader_for(kubeconfig)),
+                install: install.clone(),
+                keep: Box::new(cluster),
+            }
+        }
+        ClusterChoice::Created(Provider::Kind) => {
+            println!("awconf: creating a kind cluster");
+            let cluster = KindCluster::up(KindOptions::default()).await?;
+            Reached {
+                kubeconfig: cluster.kubeconfig().to_path_buf(),
+                loader: Some(cluster.loader()),
+                install: everything,
+                keep: Box::new(cluster),
+            }
+        }
+        ClusterChoice::Created(Provider::K3d) => {
+            println!("awconf: creating a k3d cluster");
+            let cluster = K3dCluster::up(K3dOptions::default()).await?;
+            Reached {
+                kubeconfig: cluster.kubeconfig().to_path_buf(),
+                loader: Some(cluster.loader()),
+                install: everything,
+                keep: Box::new(cluster),
+            }
+        }
+        ClusterChoice::Created(Provider::K3s) => {
+            println!("awconf: starting a k3s container");
+            let cluster = K3sCluster::up(K3sOptions::default()).await?;
+            Reached {
+                kubeconfig: cluster.kubeconfig().to_path_buf(),
+                loader: Some(cluster.loader()),
+                install: everything,
+                keep: Box::new(cluster),
+            }
+        }
+        ClusterChoice::Created(other) => anyhow::bail!("--cluster {other} is not created by a run"),
+    })
+}
+
+/// The suite steers pods through KWOK stages; a cluster without them cannot run it.
+async fn check_kwok_stages(client: &kube::Client) -> anyhow::Result<()> {
+    let stages = install::kwok::stages()?;
+    let resource = kube::discovery::ApiResource {
+        group: "kwok.x-k8s.io".into(),
+        version: "v1alpha1".into(),
+        api_version: "kwok.x-k8s.io/v1alpha1".into(),
+        kind: "Stage".into(),
+        plural: "stages".into(),
+    };
+    let api: kube::Api<kube::api::DynamicObject> = kube::Api::all_with(client.clone(), &resource);
+    for stage in stages {
+        let name = stage["metadata"]["name"].as_str().unwrap_or_default();
+        tokio::time::timeout(Duration::from_secs(10), api.get(name))
+            .await
+            .context("the API server did not answer")?
+            .with_context(|| {
+                format!(
+                    "the cluster lacks the suite's KWOK stage {name}, which steers pod outcomes; \
+                     install KWOK with its stages with --install kwok"
+                )
+            })?;
+    }
+    Ok(())
+}
