@@ -85,7 +85,7 @@ async fn main() -> anyhow::Result<()> {
     );
 
     let config = match &args.config {
-        Some(path) => Config::load(path)?,
+        Some(path) => Config::default().overlaid_file(path)?,
         None => Config::default(),
     };
     let client = match &args.kubeconfig {
