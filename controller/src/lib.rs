@@ -13,6 +13,7 @@ pub mod endpoints;
 pub mod leader;
 pub mod merge_patch;
 pub mod metrics;
+pub mod namespace;
 pub mod node_health;
 pub mod observe;
 pub mod podsets;
