@@ -3,6 +3,7 @@
 //! Durations are Go `time.Duration` values: integer nanoseconds as in the reference's file
 //! format, or Go duration strings (`90s`, `1m30s`).
 
+pub mod config_map;
 mod nulls;
 pub mod overlay;
 

@@ -46,7 +46,7 @@ impl Replica {
         let log = dir.join(format!("{name}.log"));
         let out = std::fs::File::create(&log).unwrap();
         let child = Command::new(env!("CARGO_BIN_EXE_appwrapper-controller"))
-            .arg("--config")
+            .arg("--config-file")
             .arg(&config_path)
             .arg("--kubeconfig")
             .arg(cluster.kubeconfig())
