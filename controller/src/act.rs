@@ -206,8 +206,7 @@ impl Actor<'_> {
                 };
             }
         };
-        let api: Api<DynamicObject> =
-            Api::namespaced_with(self.client.clone(), namespace, &resource);
+        let api = resource.api(self.client, namespace);
         match api.create(&PostParams::default(), &obj).await {
             Ok(created) => CreateResult::Created {
                 name: created.name_any(),
@@ -264,8 +263,7 @@ impl Actor<'_> {
         } else {
             DeleteParams::background()
         };
-        let api: Api<DynamicObject> =
-            Api::namespaced_with(self.client.clone(), namespace, &resource);
+        let api = resource.api(self.client, namespace);
         match api.delete(&target.name, &params).await {
             Ok(_) => tracing::debug!(kind = %target.kind, name = %target.name, forceful, "deleted"),
             Err(kube::Error::Api(s)) if s.is_not_found() => {}

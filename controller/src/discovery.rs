@@ -1,11 +1,12 @@
-//! apiVersion/kind → API resource, through discovery. Hits are cached; misses are always
-//! re-discovered, since CRDs may be installed late.
+//! apiVersion/kind → API resource and scope, through discovery. Hits are cached; misses are
+//! always re-discovered, since CRDs may be installed late.
 
 use std::collections::HashMap;
 use std::sync::Mutex;
 
 use kube::Client;
-use kube::api::{ApiResource, GroupVersionKind};
+use kube::api::{Api, ApiResource, DynamicObject, GroupVersionKind};
+use kube::discovery::Scope;
 use kube::discovery::oneshot::pinned_kind;
 
 #[derive(Debug, thiserror::Error)]
@@ -21,9 +22,24 @@ pub enum ResolveError {
     },
 }
 
+/// A served kind: its resource and whether its objects live in namespaces.
+#[derive(Clone, Debug)]
+pub struct DiscoveredResource {
+    pub resource: ApiResource,
+    pub scope: Scope,
+}
+
+impl DiscoveredResource {
+    /// The objects of this kind in `namespace`; every object of a cluster-scoped kind, since
+    /// those have no namespace (the API server drops the one a wrapped template gets).
+    pub fn api(&self, client: &Client, namespace: &str) -> Api<DynamicObject> {
+        Api::dynamic(client.clone(), &self.resource, &self.scope).constrain(namespace)
+    }
+}
+
 #[derive(Default)]
 pub struct ResourceCache {
-    known: Mutex<HashMap<(String, String), ApiResource>>,
+    known: Mutex<HashMap<(String, String), DiscoveredResource>>,
 }
 
 pub fn gvk(api_version: &str, kind: &str) -> GroupVersionKind {
@@ -37,7 +53,7 @@ impl ResourceCache {
         client: &Client,
         api_version: &str,
         kind: &str,
-    ) -> Result<ApiResource, ResolveError> {
+    ) -> Result<DiscoveredResource, ResolveError> {
         let key = (api_version.to_owned(), kind.to_owned());
         if let Some(found) = self.lookup(&key) {
             return Ok(found);
@@ -50,11 +66,15 @@ impl ResourceCache {
             return Err(no_match());
         }
         match pinned_kind(client, &gvk(api_version, kind)).await {
-            Ok((resource, _)) => {
+            Ok((resource, capabilities)) => {
+                let discovered = DiscoveredResource {
+                    resource,
+                    scope: capabilities.scope,
+                };
                 if let Ok(mut known) = self.known.lock() {
-                    known.insert(key, resource.clone());
+                    known.insert(key, discovered.clone());
                 }
-                Ok(resource)
+                Ok(discovered)
             }
             Err(kube::Error::Discovery(_)) => Err(no_match()),
             Err(kube::Error::Api(status)) if status.is_not_found() => Err(no_match()),
@@ -73,7 +93,38 @@ impl ResourceCache {
         }
     }
 
-    fn lookup(&self, key: &(String, String)) -> Option<ApiResource> {
+    fn lookup(&self, key: &(String, String)) -> Option<DiscoveredResource> {
         self.known.lock().ok()?.get(key).cloned()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use k8s_openapi::api::batch::v1::Job;
+    use k8s_openapi::api::scheduling::v1::PriorityClass;
+    use rstest::rstest;
+
+    #[rstest]
+    #[case::namespaced(
+        ApiResource::erase::<Job>(&()),
+        Scope::Namespaced,
+        "/apis/batch/v1/namespaces/team/jobs"
+    )]
+    #[case::cluster_scoped(
+        ApiResource::erase::<PriorityClass>(&()),
+        Scope::Cluster,
+        "/apis/scheduling.k8s.io/v1/priorityclasses"
+    )]
+    #[tokio::test]
+    async fn objects_are_reached_through_their_scope(
+        #[case] resource: ApiResource,
+        #[case] scope: Scope,
+        #[case] url: &str,
+    ) {
+        let client =
+            Client::try_from(kube::Config::new("http://127.0.0.1:9".parse().unwrap())).unwrap();
+        let discovered = DiscoveredResource { resource, scope };
+        assert_eq!(discovered.api(&client, "team").resource_url(), url);
     }
 }
