@@ -2,7 +2,6 @@
 
 use k8s_openapi::api::core::v1::Pod;
 use kube::api::{Api, DeleteParams, DynamicObject, Patch, PatchParams, PostParams};
-use kube::runtime::events::{Event, EventType, Recorder};
 use kube::{Client, Resource, ResourceExt};
 use serde_json::{Value, json};
 
@@ -11,6 +10,7 @@ use crate::decide::{
     CreateErrorClass, CreateOutcome, CreateResult, Decision, Effect, ObjectTarget,
 };
 use crate::discovery::{ResolveError, ResourceCache};
+use crate::events::{EventDetails, EventRecorder};
 use crate::merge_patch;
 use crate::metrics::Metrics;
 use crate::observe::controller_name;
@@ -18,7 +18,7 @@ use crate::observe::controller_name;
 pub struct Actor<'a> {
     pub client: &'a Client,
     pub resources: &'a ResourceCache,
-    pub recorder: &'a Recorder,
+    pub recorder: &'a EventRecorder,
     pub metrics: &'a Metrics,
 }
 
@@ -167,14 +167,12 @@ impl Actor<'_> {
     }
 
     async fn event(&self, aw: &AppWrapper, reason: &str, message: &str) {
-        let event = Event {
-            type_: EventType::Normal,
+        let details = EventDetails {
             reason: reason.to_owned(),
-            note: Some(message.to_owned()),
             action: reason.to_owned(),
-            secondary: None,
+            message: message.to_owned(),
         };
-        if let Err(e) = self.recorder.publish(&event, &aw.object_ref(&())).await {
+        if let Err(e) = self.recorder.record(&aw.object_ref(&()), &details).await {
             tracing::warn!(appwrapper = %aw.name_any(), "publishing event {reason}: {e}");
         }
     }

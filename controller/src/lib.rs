@@ -10,6 +10,7 @@ pub mod decide;
 pub mod discovery;
 pub mod duration;
 pub mod endpoints;
+pub mod events;
 pub mod leader;
 pub mod merge_patch;
 pub mod metrics;
