@@ -110,7 +110,18 @@ impl Actor<'_> {
                         self.metrics.count_phase(&namespace, *phase);
                     }
                 }
-                Effect::Event { reason, message } => self.event(aw, reason, message).await,
+                Effect::Event {
+                    reason,
+                    action,
+                    message,
+                } => {
+                    let details = EventDetails {
+                        reason: reason.clone(),
+                        action: action.clone(),
+                        message: message.clone(),
+                    };
+                    self.event(aw, &details).await
+                }
                 Effect::CreateComponent { index, object } => {
                     let result = self.create(&namespace, object).await;
                     tracing::debug!(appwrapper = %name, index, ?result, "create component");
@@ -166,14 +177,9 @@ impl Actor<'_> {
         Ok(())
     }
 
-    async fn event(&self, aw: &AppWrapper, reason: &str, message: &str) {
-        let details = EventDetails {
-            reason: reason.to_owned(),
-            action: reason.to_owned(),
-            message: message.to_owned(),
-        };
-        if let Err(e) = self.recorder.record(&aw.object_ref(&()), &details).await {
-            tracing::warn!(appwrapper = %aw.name_any(), "publishing event {reason}: {e}");
+    async fn event(&self, aw: &AppWrapper, details: &EventDetails) {
+        if let Err(e) = self.recorder.record(&aw.object_ref(&()), details).await {
+            tracing::warn!(appwrapper = %aw.name_any(), "publishing event {}: {e}", details.reason);
         }
     }
 
