@@ -76,8 +76,7 @@ impl ResourceCache {
                 }
                 Ok(discovered)
             }
-            Err(kube::Error::Discovery(_)) => Err(no_match()),
-            Err(kube::Error::Api(status)) if status.is_not_found() => Err(no_match()),
+            Err(e) if is_unserved(&e) => Err(no_match()),
             Err(source) => Err(ResolveError::Api {
                 api_version: api_version.to_owned(),
                 kind: kind.to_owned(),
@@ -98,12 +97,39 @@ impl ResourceCache {
     }
 }
 
+/// Discovery found no such kind, or no such group-version: the API server answers an unknown
+/// group-version with a plain `404 page not found`, which is no `NotFound` Status.
+fn is_unserved(error: &kube::Error) -> bool {
+    match error {
+        kube::Error::Discovery(_) => true,
+        kube::Error::Api(status) => status.is_not_found() || status.code == 404,
+        _ => false,
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
     use k8s_openapi::api::batch::v1::Job;
     use k8s_openapi::api::scheduling::v1::PriorityClass;
+    use kube::core::Status;
     use rstest::rstest;
+
+    #[rstest]
+    #[case::missing_kind(kube::Error::Discovery(kube::error::DiscoveryError::MissingKind("Unserved".into())), true)]
+    #[case::missing_group_version(
+        kube::Error::Api(Status::failure("404 page not found", "Failed to parse error data").with_code(404).boxed()),
+        true
+    )]
+    #[case::not_found_status(kube::Error::Api(Status::failure("gone", "NotFound").with_code(404).boxed()), true)]
+    #[case::forbidden(kube::Error::Api(Status::failure("no", "Forbidden").with_code(403).boxed()), false)]
+    #[case::unavailable(kube::Error::Api(Status::failure("later", "ServiceUnavailable").with_code(503).boxed()), false)]
+    fn an_unserved_kind_is_no_match_and_other_errors_are_not(
+        #[case] error: kube::Error,
+        #[case] unserved: bool,
+    ) {
+        assert_eq!(is_unserved(&error), unserved);
+    }
 
     #[rstest]
     #[case::namespaced(
