@@ -2,7 +2,6 @@
 
 use k8s_openapi::api::core::v1::Pod;
 use kube::api::{Api, DeleteParams, DynamicObject, Patch, PatchParams, PostParams};
-use kube::runtime::events::{Event, EventType, Recorder};
 use kube::{Client, Resource, ResourceExt};
 use serde_json::{Value, json};
 
@@ -11,6 +10,7 @@ use crate::decide::{
     CreateErrorClass, CreateOutcome, CreateResult, Decision, Effect, ObjectTarget,
 };
 use crate::discovery::{ResolveError, ResourceCache};
+use crate::events::{EventDetails, EventRecorder};
 use crate::merge_patch;
 use crate::metrics::Metrics;
 use crate::observe::controller_name;
@@ -18,7 +18,7 @@ use crate::observe::controller_name;
 pub struct Actor<'a> {
     pub client: &'a Client,
     pub resources: &'a ResourceCache,
-    pub recorder: &'a Recorder,
+    pub recorder: &'a EventRecorder,
     pub metrics: &'a Metrics,
 }
 
@@ -110,7 +110,18 @@ impl Actor<'_> {
                         self.metrics.count_phase(&namespace, *phase);
                     }
                 }
-                Effect::Event { reason, message } => self.event(aw, reason, message).await,
+                Effect::Event {
+                    reason,
+                    action,
+                    message,
+                } => {
+                    let details = EventDetails {
+                        reason: reason.clone(),
+                        action: action.clone(),
+                        message: message.clone(),
+                    };
+                    self.event(aw, &details).await
+                }
                 Effect::CreateComponent { index, object } => {
                     let result = self.create(&namespace, object).await;
                     tracing::debug!(appwrapper = %name, index, ?result, "create component");
@@ -166,16 +177,9 @@ impl Actor<'_> {
         Ok(())
     }
 
-    async fn event(&self, aw: &AppWrapper, reason: &str, message: &str) {
-        let event = Event {
-            type_: EventType::Normal,
-            reason: reason.to_owned(),
-            note: Some(message.to_owned()),
-            action: reason.to_owned(),
-            secondary: None,
-        };
-        if let Err(e) = self.recorder.publish(&event, &aw.object_ref(&())).await {
-            tracing::warn!(appwrapper = %aw.name_any(), "publishing event {reason}: {e}");
+    async fn event(&self, aw: &AppWrapper, details: &EventDetails) {
+        if let Err(e) = self.recorder.record(&aw.object_ref(&()), details).await {
+            tracing::warn!(appwrapper = %aw.name_any(), "publishing event {}: {e}", details.reason);
         }
     }
 
@@ -206,8 +210,7 @@ impl Actor<'_> {
                 };
             }
         };
-        let api: Api<DynamicObject> =
-            Api::namespaced_with(self.client.clone(), namespace, &resource);
+        let api = resource.api(self.client, namespace);
         match api.create(&PostParams::default(), &obj).await {
             Ok(created) => CreateResult::Created {
                 name: created.name_any(),
@@ -264,8 +267,7 @@ impl Actor<'_> {
         } else {
             DeleteParams::background()
         };
-        let api: Api<DynamicObject> =
-            Api::namespaced_with(self.client.clone(), namespace, &resource);
+        let api = resource.api(self.client, namespace);
         match api.delete(&target.name, &params).await {
             Ok(_) => tracing::debug!(kind = %target.kind, name = %target.name, forceful, "deleted"),
             Err(kube::Error::Api(s)) if s.is_not_found() => {}

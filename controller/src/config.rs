@@ -1,21 +1,31 @@
-//! The operator configuration (spec §7.2, §7.3), loaded from YAML.
+//! The operator configuration (spec §7.2, §7.3): YAML laid over the defaults.
 //!
 //! Durations are Go `time.Duration` values: integer nanoseconds as in the reference's file
 //! format, or Go duration strings (`90s`, `1m30s`).
 
+pub mod config_map;
+mod nulls;
+pub mod overlay;
+
 use std::collections::BTreeMap;
 use std::path::Path;
 
-use serde::{Deserialize, Deserializer, Serialize};
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
 
 use crate::duration::GoDuration;
+use nulls::{null_as_default, refuse_null, taint_map};
 
 #[derive(Deserialize, Serialize, Clone, Debug, PartialEq)]
 #[serde(rename_all = "camelCase", default)]
 pub struct Config {
+    #[serde(deserialize_with = "refuse_null")]
     pub appwrapper: AppWrapperConfig,
+    #[serde(deserialize_with = "null_as_default")]
     pub cert_management: CertManagementConfig,
+    #[serde(deserialize_with = "refuse_null")]
     pub controller_manager: ControllerManagerConfig,
+    #[serde(deserialize_with = "null_as_default")]
     pub webhooks_enabled: bool,
 }
 
@@ -39,7 +49,7 @@ pub struct AppWrapperConfig {
     pub autopilot: Option<AutopilotConfig>,
     #[serde(rename = "userRBACAdmissionCheck")]
     pub user_rbac_admission_check: bool,
-    #[serde(deserialize_with = "non_null")]
+    #[serde(deserialize_with = "refuse_null")]
     pub fault_tolerance: FaultToleranceConfig,
     pub scheduler_name: String,
     pub default_queue_name: String,
@@ -61,21 +71,13 @@ fn default_autopilot() -> Option<AutopilotConfig> {
     Some(AutopilotConfig::default())
 }
 
-fn non_null<'de, D, T>(deserializer: D) -> Result<T, D::Error>
-where
-    D: Deserializer<'de>,
-    T: Deserialize<'de>,
-{
-    Option::<T>::deserialize(deserializer)?
-        .ok_or_else(|| serde::de::Error::custom("faultTolerance must not be null"))
-}
-
 #[derive(Deserialize, Serialize, Clone, Debug, PartialEq)]
 #[serde(rename_all = "camelCase", default)]
 pub struct AutopilotConfig {
     pub inject_anti_affinities: bool,
     pub monitor_nodes: bool,
     /// Resource name → node labels (written as taints) that mark a node unhealthy for it.
+    #[serde(deserialize_with = "taint_map")]
     pub resource_taints: BTreeMap<String, Vec<AutopilotTaint>>,
     /// `None` when explicitly null, which means weight 1.
     #[serde(default = "default_prefer_weight")]
@@ -121,8 +123,11 @@ impl Default for AutopilotConfig {
 #[derive(Deserialize, Serialize, Clone, Debug, Default, PartialEq, Eq)]
 #[serde(rename_all = "camelCase", default)]
 pub struct AutopilotTaint {
+    #[serde(deserialize_with = "null_as_default")]
     pub key: String,
+    #[serde(deserialize_with = "null_as_default")]
     pub value: String,
+    #[serde(deserialize_with = "null_as_default")]
     pub effect: String,
 }
 
@@ -257,28 +262,44 @@ pub enum ConfigError {
 }
 
 impl Config {
-    /// Parse and validate a YAML document; an empty document gives the defaults. Errors name
-    /// the field (`appwrapper.faultTolerance.retryLimit: invalid type: ...`).
+    /// The reference's defaults for an operator in `namespace`, which it puts in
+    /// `certManagement.namespace`.
+    pub fn defaults_in(namespace: &str) -> Config {
+        let mut config = Config::default();
+        config.cert_management.namespace = namespace.to_owned();
+        config
+    }
+
+    /// A YAML document laid over the defaults; see [`Config::overlaid`].
     pub fn from_yaml(text: &str) -> Result<Config, ConfigError> {
-        let config = if text.trim().is_empty() {
-            Config::default()
+        Config::default().overlaid(text)
+    }
+
+    /// `document` (YAML) laid over this configuration as the reference lays its ConfigMap over
+    /// its defaults ([`overlay`]), then validated. An empty document changes nothing. Errors
+    /// name the field (`appwrapper.faultTolerance.retryLimit: invalid type: ...`).
+    pub fn overlaid(&self, document: &str) -> Result<Config, ConfigError> {
+        let document: Value = if document.trim().is_empty() {
+            Value::Null
         } else {
-            let document: serde_json::Value =
-                serde_saphyr::from_str(text).map_err(|e| ConfigError::Parse(e.to_string()))?;
-            serde_path_to_error::deserialize::<_, Option<Config>>(document)
-                .map_err(|e| ConfigError::Parse(format!("{}: {}", e.path(), e.inner())))?
-                .unwrap_or_default()
+            serde_saphyr::from_str(document).map_err(|e| ConfigError::Parse(e.to_string()))?
         };
+        let mut merged =
+            serde_json::to_value(self).map_err(|e| ConfigError::Parse(e.to_string()))?;
+        overlay::overlay(&mut merged, document);
+        let config: Config = serde_path_to_error::deserialize(merged)
+            .map_err(|e| ConfigError::Parse(format!("{}: {}", e.path(), e.inner())))?;
         config.validate()?;
         Ok(config)
     }
 
-    pub fn load(path: &Path) -> Result<Config, ConfigError> {
+    /// [`Config::overlaid`] with the contents of a file.
+    pub fn overlaid_file(&self, path: &Path) -> Result<Config, ConfigError> {
         let text = std::fs::read_to_string(path).map_err(|source| ConfigError::Read {
             path: path.display().to_string(),
             source,
         })?;
-        Config::from_yaml(&text)
+        self.overlaid(&text)
     }
 
     /// The reference's validation rules (§7.3), in order.

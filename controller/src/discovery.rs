@@ -1,11 +1,12 @@
-//! apiVersion/kind → API resource, through discovery. Hits are cached; misses are always
-//! re-discovered, since CRDs may be installed late.
+//! apiVersion/kind → API resource and scope, through discovery. Hits are cached; misses are
+//! always re-discovered, since CRDs may be installed late.
 
 use std::collections::HashMap;
 use std::sync::Mutex;
 
 use kube::Client;
-use kube::api::{ApiResource, GroupVersionKind};
+use kube::api::{Api, ApiResource, DynamicObject, GroupVersionKind};
+use kube::discovery::Scope;
 use kube::discovery::oneshot::pinned_kind;
 
 #[derive(Debug, thiserror::Error)]
@@ -21,9 +22,24 @@ pub enum ResolveError {
     },
 }
 
+/// A served kind: its resource and whether its objects live in namespaces.
+#[derive(Clone, Debug)]
+pub struct DiscoveredResource {
+    pub resource: ApiResource,
+    pub scope: Scope,
+}
+
+impl DiscoveredResource {
+    /// The objects of this kind in `namespace`; every object of a cluster-scoped kind, since
+    /// those have no namespace (the API server drops the one a wrapped template gets).
+    pub fn api(&self, client: &Client, namespace: &str) -> Api<DynamicObject> {
+        Api::dynamic(client.clone(), &self.resource, &self.scope).constrain(namespace)
+    }
+}
+
 #[derive(Default)]
 pub struct ResourceCache {
-    known: Mutex<HashMap<(String, String), ApiResource>>,
+    known: Mutex<HashMap<(String, String), DiscoveredResource>>,
 }
 
 pub fn gvk(api_version: &str, kind: &str) -> GroupVersionKind {
@@ -37,7 +53,7 @@ impl ResourceCache {
         client: &Client,
         api_version: &str,
         kind: &str,
-    ) -> Result<ApiResource, ResolveError> {
+    ) -> Result<DiscoveredResource, ResolveError> {
         let key = (api_version.to_owned(), kind.to_owned());
         if let Some(found) = self.lookup(&key) {
             return Ok(found);
@@ -50,14 +66,17 @@ impl ResourceCache {
             return Err(no_match());
         }
         match pinned_kind(client, &gvk(api_version, kind)).await {
-            Ok((resource, _)) => {
+            Ok((resource, capabilities)) => {
+                let discovered = DiscoveredResource {
+                    resource,
+                    scope: capabilities.scope,
+                };
                 if let Ok(mut known) = self.known.lock() {
-                    known.insert(key, resource.clone());
+                    known.insert(key, discovered.clone());
                 }
-                Ok(resource)
+                Ok(discovered)
             }
-            Err(kube::Error::Discovery(_)) => Err(no_match()),
-            Err(kube::Error::Api(status)) if status.is_not_found() => Err(no_match()),
+            Err(e) if is_unserved(&e) => Err(no_match()),
             Err(source) => Err(ResolveError::Api {
                 api_version: api_version.to_owned(),
                 kind: kind.to_owned(),
@@ -73,7 +92,65 @@ impl ResourceCache {
         }
     }
 
-    fn lookup(&self, key: &(String, String)) -> Option<ApiResource> {
+    fn lookup(&self, key: &(String, String)) -> Option<DiscoveredResource> {
         self.known.lock().ok()?.get(key).cloned()
+    }
+}
+
+/// Discovery found no such kind, or no such group-version: the API server answers an unknown
+/// group-version with a plain `404 page not found`, which is no `NotFound` Status.
+fn is_unserved(error: &kube::Error) -> bool {
+    match error {
+        kube::Error::Discovery(_) => true,
+        kube::Error::Api(status) => status.is_not_found() || status.code == 404,
+        _ => false,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use k8s_openapi::api::batch::v1::Job;
+    use k8s_openapi::api::scheduling::v1::PriorityClass;
+    use kube::core::Status;
+    use rstest::rstest;
+
+    #[rstest]
+    #[case::missing_kind(kube::Error::Discovery(kube::error::DiscoveryError::MissingKind("Unserved".into())), true)]
+    #[case::missing_group_version(
+        kube::Error::Api(Status::failure("404 page not found", "Failed to parse error data").with_code(404).boxed()),
+        true
+    )]
+    #[case::not_found_status(kube::Error::Api(Status::failure("gone", "NotFound").with_code(404).boxed()), true)]
+    #[case::forbidden(kube::Error::Api(Status::failure("no", "Forbidden").with_code(403).boxed()), false)]
+    #[case::unavailable(kube::Error::Api(Status::failure("later", "ServiceUnavailable").with_code(503).boxed()), false)]
+    fn an_unserved_kind_is_no_match_and_other_errors_are_not(
+        #[case] error: kube::Error,
+        #[case] unserved: bool,
+    ) {
+        assert_eq!(is_unserved(&error), unserved);
+    }
+
+    #[rstest]
+    #[case::namespaced(
+        ApiResource::erase::<Job>(&()),
+        Scope::Namespaced,
+        "/apis/batch/v1/namespaces/team/jobs"
+    )]
+    #[case::cluster_scoped(
+        ApiResource::erase::<PriorityClass>(&()),
+        Scope::Cluster,
+        "/apis/scheduling.k8s.io/v1/priorityclasses"
+    )]
+    #[tokio::test]
+    async fn objects_are_reached_through_their_scope(
+        #[case] resource: ApiResource,
+        #[case] scope: Scope,
+        #[case] url: &str,
+    ) {
+        let client =
+            Client::try_from(kube::Config::new("http://127.0.0.1:9".parse().unwrap())).unwrap();
+        let discovered = DiscoveredResource { resource, scope };
+        assert_eq!(discovered.api(&client, "team").resource_url(), url);
     }
 }

@@ -15,8 +15,6 @@ use kube::api::{Api, ObjectMeta, PostParams};
 
 use crate::config::Config;
 
-const SERVICE_ACCOUNT_NAMESPACE: &str = "/var/run/secrets/kubernetes.io/serviceaccount/namespace";
-
 #[derive(Debug, thiserror::Error)]
 pub enum LeaderError {
     #[error(
@@ -46,7 +44,7 @@ impl LeaseSettings {
     pub fn from_config(config: &Config) -> Result<Self, LeaderError> {
         let manager = &config.controller_manager;
         Ok(LeaseSettings {
-            namespace: operator_namespace(config).ok_or(LeaderError::NoNamespace)?,
+            namespace: lease_namespace(config).ok_or(LeaderError::NoNamespace)?,
             name: manager.leader_election_id.clone(),
             identity: unique_identity(),
             lease_duration: manager.lease_duration.to_std(),
@@ -57,17 +55,17 @@ impl LeaseSettings {
 }
 
 /// The Lease namespace: `controllerManager.leaderElectionNamespace`, else
-/// `certManagement.namespace`, else `$NAMESPACE`, else the service account's namespace.
-pub fn operator_namespace(config: &Config) -> Option<String> {
+/// `certManagement.namespace`, else the operator's namespace.
+pub fn lease_namespace(config: &Config) -> Option<String> {
     [
-        config.controller_manager.leader_election_namespace.clone(),
-        config.cert_management.namespace.clone(),
-        std::env::var("NAMESPACE").unwrap_or_default(),
-        std::fs::read_to_string(SERVICE_ACCOUNT_NAMESPACE).unwrap_or_default(),
+        &config.controller_manager.leader_election_namespace,
+        &config.cert_management.namespace,
     ]
     .into_iter()
-    .map(|ns| ns.trim().to_owned())
+    .map(|ns| ns.trim())
     .find(|ns| !ns.is_empty())
+    .map(ToOwned::to_owned)
+    .or_else(crate::namespace::operator_namespace)
 }
 
 /// `<hostname>_<random>`, like controller-runtime's default identity.
@@ -314,10 +312,10 @@ mod tests {
         let mut config = Config::default();
         config.cert_management.namespace = "appwrapper-system".into();
         assert_eq!(
-            operator_namespace(&config).as_deref(),
+            lease_namespace(&config).as_deref(),
             Some("appwrapper-system")
         );
         config.controller_manager.leader_election_namespace = "ops".into();
-        assert_eq!(operator_namespace(&config).as_deref(), Some("ops"));
+        assert_eq!(lease_namespace(&config).as_deref(), Some("ops"));
     }
 }

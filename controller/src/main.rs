@@ -6,8 +6,10 @@ use std::time::Duration;
 
 use anyhow::Context as _;
 use appwrapper_controller::config::Config;
+use appwrapper_controller::config::config_map;
 use appwrapper_controller::endpoints::{ReadyCheck, bind_address, serve_endpoints};
 use appwrapper_controller::metrics::Metrics;
+use appwrapper_controller::namespace::operator_namespace;
 use appwrapper_controller::run::run_with_metrics;
 use appwrapper_controller::webhook::{
     DEFAULT_CERT_DIR, ServerOptions, WebhookServer, Webhooks, serve,
@@ -24,9 +26,14 @@ struct Args {
     /// Kubeconfig file; otherwise KUBECONFIG, the in-cluster config or ~/.kube/config.
     #[arg(long)]
     kubeconfig: Option<PathBuf>,
-    /// Configuration file (YAML, the operator config format); defaults apply without it.
-    #[arg(long)]
-    config: Option<PathBuf>,
+    /// The ConfigMap in the operator's namespace that holds the configuration; it is created
+    /// with the defaults when missing.
+    #[arg(long, value_name = "CONFIGMAP", default_value = config_map::DEFAULT_NAME)]
+    config: String,
+    /// Read the configuration from this file (the ConfigMap's format, laid over the defaults in
+    /// the same way) instead of the ConfigMap.
+    #[arg(long, value_name = "FILE", conflicts_with = "config")]
+    config_file: Option<PathBuf>,
     /// Log level: a level name or a zap verbosity integer (0 = info, higher = more verbose).
     #[arg(long, default_value = "info")]
     zap_log_level: String,
@@ -36,6 +43,29 @@ struct Args {
     /// Address of the webhook server (HTTPS).
     #[arg(long, default_value = ":9443")]
     webhook_bind_address: String,
+}
+
+enum ConfigSource {
+    /// Read from `--config-file` before connecting, so that a bad file stops the binary at once.
+    File(Box<Config>),
+    ConfigMap {
+        namespace: String,
+    },
+}
+
+fn config_source(args: &Args) -> anyhow::Result<ConfigSource> {
+    let namespace = operator_namespace();
+    match (&args.config_file, namespace) {
+        (Some(path), namespace) => {
+            let defaults = Config::defaults_in(namespace.as_deref().unwrap_or_default());
+            Ok(ConfigSource::File(Box::new(defaults.overlaid_file(path)?)))
+        }
+        (None, Some(namespace)) => Ok(ConfigSource::ConfigMap { namespace }),
+        (None, None) => anyhow::bail!(
+            "unable to determine the operator namespace, where ConfigMap {} is: set NAMESPACE or run in a pod",
+            args.config
+        ),
+    }
 }
 
 fn log_filter(level: &str) -> String {
@@ -84,10 +114,7 @@ async fn main() -> anyhow::Result<()> {
         "starting appwrapper-controller"
     );
 
-    let config = match &args.config {
-        Some(path) => Config::load(path)?,
-        None => Config::default(),
-    };
+    let source = config_source(&args)?;
     let client = match &args.kubeconfig {
         Some(path) => {
             let kubeconfig = Kubeconfig::read_from(path)
@@ -98,6 +125,14 @@ async fn main() -> anyhow::Result<()> {
         }
         None => Client::try_default().await?,
     };
+    let config = match source {
+        ConfigSource::File(config) => *config,
+        ConfigSource::ConfigMap { namespace } => {
+            let defaults = Config::defaults_in(&namespace);
+            config_map::load_or_create(&client, &namespace, &args.config, &defaults).await?
+        }
+    };
+    tracing::info!(config = %serde_json::to_string(&config)?, "configuration");
 
     let webhooks = if config.webhooks_enabled {
         Some(start_webhooks(&args, &config, client.clone()).await?)

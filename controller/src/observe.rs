@@ -4,7 +4,7 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use k8s_openapi::api::core::v1::{Node, Pod};
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::OwnerReference;
-use kube::api::{Api, DynamicObject, ListParams};
+use kube::api::{Api, ListParams};
 use kube::runtime::reflector::{ObjectRef, Store};
 use kube::{Client, ResourceExt};
 
@@ -132,8 +132,7 @@ impl Observer<'_> {
             Ok(r) => r,
             Err(e) => return ObjectState::Error(e.to_string()),
         };
-        let api: Api<DynamicObject> =
-            Api::namespaced_with(self.client.clone(), namespace, &resource);
+        let api = resource.api(self.client, namespace);
         match api.get_opt(&cs.name).await {
             Ok(None) => ObjectState::NotFound,
             Ok(Some(obj)) => ObjectState::Found(FoundObject {

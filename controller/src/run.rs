@@ -15,7 +15,6 @@ use k8s_openapi::api::core::v1::{Node, Pod};
 use k8s_openapi::jiff::Timestamp;
 use kube::api::{Api, ListParams};
 use kube::runtime::controller::{Action, Controller};
-use kube::runtime::events::{Recorder, Reporter};
 use kube::runtime::reflector::{self, ObjectRef, Store};
 use kube::runtime::{WatchStreamExt, watcher};
 use kube::{Client, ResourceExt};
@@ -26,11 +25,12 @@ use crate::api::{APPWRAPPER_LABEL, AppWrapper, CONTROLLER_NAME};
 use crate::config::Config;
 use crate::decide::{Decision, decide};
 use crate::discovery::ResourceCache;
+use crate::events::EventRecorder;
 use crate::leader::{LeaderElector, LeaseSettings};
 use crate::metrics::{Metrics, ReconcileResult};
 use crate::observe::{ObserveError, Observer};
 
-/// Reporting controller name of the Events the controller emits.
+/// `source.component` of the Events the controller emits (the reference's recorder name).
 pub const EVENT_REPORTER: &str = "appwrappers";
 
 const BACKOFF_BASE: Duration = Duration::from_millis(5);
@@ -52,7 +52,7 @@ struct Context {
     client: Client,
     config: Config,
     resources: ResourceCache,
-    recorder: Recorder,
+    recorder: EventRecorder,
     metrics: Arc<Metrics>,
     nodes: Option<Store<Node>>,
     failures: Mutex<HashMap<ObjectRef<AppWrapper>, u32>>,
@@ -184,12 +184,8 @@ async fn reconcile_until(
         (None, None)
     };
 
-    let reporter = Reporter {
-        controller: EVENT_REPORTER.to_owned(),
-        instance: None,
-    };
     let ctx = Arc::new(Context {
-        recorder: Recorder::new(client.clone(), reporter),
+        recorder: EventRecorder::new(client.clone(), EVENT_REPORTER),
         client: client.clone(),
         config,
         resources: ResourceCache::default(),

@@ -46,7 +46,7 @@ impl Replica {
         let log = dir.join(format!("{name}.log"));
         let out = std::fs::File::create(&log).unwrap();
         let child = Command::new(env!("CARGO_BIN_EXE_appwrapper-controller"))
-            .arg("--config")
+            .arg("--config-file")
             .arg(&config_path)
             .arg("--kubeconfig")
             .arg(cluster.kubeconfig())
@@ -304,7 +304,9 @@ async fn the_binary_is_not_ready_until_its_webhook_certificate_appears() {
     assert_eq!(answer["response"]["uid"], "0b3c", "{answer}");
     assert_eq!(answer["response"]["allowed"], false, "{answer}");
     assert_eq!(
-        answer["response"]["status"]["details"]["causes"][0]["field"], "spec.components",
+        answer["response"]["status"],
+        json!({"code": 403, "reason": "Forbidden",
+               "message": "spec.components: Invalid value: components contains no podspecs"}),
         "{answer}"
     );
     assert_eq!(replica.reconciles().await, 0, "{}", replica.log_tail());

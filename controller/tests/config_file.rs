@@ -1,5 +1,6 @@
 //! A malformed configuration file stops the controller binary before it does anything else,
-//! with a message that names the offending field and value.
+//! with a message that names the offending field and value; without a file, the ConfigMap's
+//! namespace must be known before anything else.
 
 use std::process::Command;
 
@@ -11,7 +12,7 @@ fn run_with_config(yaml: &str) -> (Option<i32>, String) {
     std::fs::write(&path, yaml).unwrap();
     // No cluster is needed: the configuration is read before any connection is made.
     let output = Command::new(env!("CARGO_BIN_EXE_appwrapper-controller"))
-        .arg("--config")
+        .arg("--config-file")
         .arg(&path)
         .arg("--kubeconfig")
         .arg(dir.path().join("missing-kubeconfig"))
@@ -67,4 +68,26 @@ fn a_valid_configuration_gets_past_loading() {
     let (code, stderr) = run_with_config("appwrapper:\n  faultTolerance:\n    retryLimit: 1\n");
     assert!(matches!(code, Some(c) if c != 0), "{stderr}");
     assert!(stderr.contains("missing-kubeconfig"), "{stderr}");
+}
+
+#[test]
+fn without_a_file_the_operator_namespace_is_needed_before_connecting() {
+    let dir = tempfile::tempdir().unwrap();
+    let output = Command::new(env!("CARGO_BIN_EXE_appwrapper-controller"))
+        .args(["--config", "my-config"])
+        .arg("--kubeconfig")
+        .arg(dir.path().join("missing-kubeconfig"))
+        .env_remove("NAMESPACE")
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(
+        matches!(output.status.code(), Some(c) if c != 0),
+        "{stderr}"
+    );
+    assert!(
+        stderr.contains("unable to determine the operator namespace, where ConfigMap my-config is"),
+        "{stderr}"
+    );
+    assert!(!stderr.contains("missing-kubeconfig"), "{stderr}");
 }

@@ -158,10 +158,7 @@ async fn each_creation_rule_refuses_with_its_field_path(
     );
     assert!(status.message.contains(&format!("{field}: ")), "{status:?}");
     assert!(status.message.contains(message), "{status:?}");
-    assert!(
-        cause_fields(&status).iter().any(|f| f == field),
-        "{status:?}"
-    );
+    assert_forbidden(&status);
     assert!(api.get_opt(name).await.unwrap().is_none());
 }
 
@@ -308,7 +305,7 @@ async fn a_user_who_may_create_pods_but_not_deployments_may_wrap_only_pods() {
         )),
         "{status:?}"
     );
-    assert_eq!(cause_fields(&status), ["spec.components[0].template"]);
+    assert_forbidden(&status);
 
     // Updates by someone else keep the creator's labels.
     let admin_api: Api<AppWrapper> = Api::namespaced(admin, ns);
@@ -387,7 +384,7 @@ async fn updates_to_sensitive_fields_are_refused(
         )),
         "{status:?}"
     );
-    assert_eq!(cause_fields(&status), [field]);
+    assert_forbidden(&status);
     let now = api.get(name).await.unwrap();
     assert_eq!(now.spec, created.spec);
     assert_eq!(now.metadata.labels, created.metadata.labels);

@@ -159,7 +159,7 @@ impl ControllerUnderTest {
                 let mut args = vec![
                     "--kubeconfig".to_string(),
                     self.kubeconfig.display().to_string(),
-                    "--config".to_string(),
+                    "--config-file".to_string(),
                     self.config_path.display().to_string(),
                 ];
                 if let Some(webhook) = &self.webhook {

@@ -124,6 +124,90 @@ appwrapper:
     );
 }
 
+fn default_gpu_taints() -> Vec<AutopilotTaint> {
+    AutopilotConfig::default().resource_taints["nvidia.com/gpu"].clone()
+}
+
+fn taint(value: &str) -> AutopilotTaint {
+    AutopilotTaint {
+        key: "health".into(),
+        value: value.into(),
+        effect: "NoExecute".into(),
+    }
+}
+
+/// The reference decodes its ConfigMap into the filled-in defaults with Go's `json.Unmarshal`:
+/// map keys merge, lists replace, `null` clears only pointers, maps and lists.
+#[rstest]
+#[case::a_new_resource_keeps_the_gpu_defaults(
+    "{example.com/fpga: [{key: health, value: BAD, effect: NoExecute}]}",
+    &[("example.com/fpga", vec![taint("BAD")]), ("nvidia.com/gpu", default_gpu_taints())]
+)]
+#[case::a_gpu_list_replaces_the_default_list(
+    "{nvidia.com/gpu: [{key: health, value: BAD, effect: NoExecute}]}",
+    &[("nvidia.com/gpu", vec![taint("BAD")])]
+)]
+#[case::an_empty_gpu_list_neutralises_the_defaults("{nvidia.com/gpu: []}", &[("nvidia.com/gpu", vec![])])]
+#[case::a_null_gpu_list_is_empty("{nvidia.com/gpu: null}", &[("nvidia.com/gpu", vec![])])]
+#[case::a_null_map_is_empty("null", &[])]
+#[case::an_empty_map_changes_nothing("{}", &[("nvidia.com/gpu", default_gpu_taints())])]
+fn resource_taints_merge_by_resource(
+    #[case] resource_taints: &str,
+    #[case] expected: &[(&str, Vec<AutopilotTaint>)],
+) {
+    let yaml = format!("appwrapper:\n  autopilot:\n    resourceTaints: {resource_taints}\n");
+    let taints = Config::from_yaml(&yaml)
+        .unwrap()
+        .appwrapper
+        .autopilot
+        .unwrap()
+        .resource_taints;
+    let expected: BTreeMap<String, Vec<AutopilotTaint>> = expected
+        .iter()
+        .map(|(resource, taints)| (resource.to_string(), taints.clone()))
+        .collect();
+    assert_eq!(taints, expected);
+}
+
+#[rstest]
+#[case::null_value_fields_keep_their_defaults(
+    "appwrapper: {schedulerName: null, faultTolerance: {retryLimit: null}}",
+    Config::default()
+)]
+#[case::null_webhooks_enabled_is_false("webhooksEnabled: null", Config {
+    webhooks_enabled: false,
+    ..Config::default()
+})]
+#[case::null_cert_management_is_the_defaults("certManagement: null", Config::default())]
+#[case::field_names_ignore_case(
+    "AppWrapper: {FaultTolerance: {RETRYLIMIT: 7}}\nWebhooksEnabled: false",
+    {
+        let mut config = Config::default();
+        config.appwrapper.fault_tolerance.retry_limit = 7;
+        config.webhooks_enabled = false;
+        config
+    }
+)]
+#[case::only_the_named_fields_change(
+    "controllerManager: {metrics: {bindAddress: ':9000'}}",
+    {
+        let mut config = Config::default();
+        config.controller_manager.metrics.bind_address = ":9000".into();
+        config
+    }
+)]
+fn documents_overlay_the_defaults(#[case] yaml: &str, #[case] expected: Config) {
+    assert_eq!(Config::from_yaml(yaml).unwrap(), expected);
+}
+
+#[test]
+fn overlaying_starts_from_the_given_configuration() {
+    let base = Config::defaults_in("appwrapper-system");
+    let config = base.overlaid("appwrapper: {schedulerName: s}\n").unwrap();
+    assert_eq!(config.cert_management.namespace, "appwrapper-system");
+    assert_eq!(config.appwrapper.scheduler_name, "s");
+}
+
 #[test]
 fn removed_options_are_ignored() {
     let yaml = "appwrapper:\n  enableKueueIntegrations: true\n  slackQueueName: slack\n";
@@ -190,6 +274,9 @@ fn validation_names_field_and_value(
 #[rstest]
 #[case::malformed_duration("appwrapper:\n  faultTolerance:\n    resetPause: 1x\n", "1x")]
 #[case::null_fault_tolerance("appwrapper:\n  faultTolerance: null\n", "faultTolerance")]
+#[case::null_appwrapper("appwrapper: null\n", "appwrapper: must not be null")]
+#[case::null_controller_manager("controllerManager: null\n", "controllerManager: must not be null")]
+#[case::not_a_mapping("[1, 2]\n", "invalid type")]
 #[case::wrong_type("appwrapper:\n  faultTolerance:\n    retryLimit: lots\n", "lots")]
 fn parse_errors_name_the_bad_value(#[case] yaml: &str, #[case] needle: &str) {
     let err = Config::from_yaml(yaml).unwrap_err();

@@ -23,6 +23,7 @@ use crate::annotations::FaultTolerance;
 use crate::api::{AppWrapperStatus, CONTROLLER_NAME, Phase};
 use crate::conditions::{self, CondStatus};
 use crate::config::Config;
+use reasons::{EXTERNALLY_SUSPENDED, SUSPENDING};
 
 pub use types::*;
 
@@ -160,11 +161,18 @@ impl Decider<'_> {
         conditions::transition_time(&self.status.conditions, type_)
     }
 
-    fn event(&mut self, reason: &str, message: impl Into<String>) {
+    fn event(&mut self, reason: &str, action: &str, message: impl Into<String>) {
         self.effects.push(Effect::Event {
             reason: reason.to_owned(),
+            action: action.to_owned(),
             message: message.into(),
         });
+    }
+
+    /// The event of a phase left because `spec.suspend` became true.
+    fn externally_suspended(&mut self, phase: Phase) {
+        let message = format!("Externally suspended while in the {phase} phase");
+        self.event(EXTERNALLY_SUSPENDED, SUSPENDING, message);
     }
 
     /// §2.4: set the phase; the metric is counted once the status patch succeeds.

@@ -94,7 +94,7 @@ impl Decider<'_> {
     /// §2.3.6.
     pub(super) fn handle_resetting(&mut self) {
         if self.obs.suspend {
-            self.event(SUSPENDING, externally_suspended("Resetting"));
+            self.externally_suspended(Phase::Resetting);
             self.transition(Phase::Suspending);
             return;
         }

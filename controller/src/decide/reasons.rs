@@ -17,6 +17,7 @@ pub const FAILED_COMPONENT: &str = "FailedComponent";
 pub const FOUND_FAILED_PODS: &str = "FoundFailedPods";
 pub const FOUND_NO_FAILED_PODS: &str = "FoundNoFailedPods";
 pub const AUTOPILOT_NO_EXECUTE: &str = "AutopilotNoExecute";
+pub const EXTERNALLY_SUSPENDED: &str = "ExternallySuspended";
 
 pub const DELETION_INITIATED: &str = "DeletionInitiated";
 pub const DELETION_COMPLETE: &str = "DeletionComplete";
@@ -37,7 +38,3 @@ pub const MSG_FAILED_DELETED: &str = "Resources deleted for failed AppWrapper";
 pub const MSG_KUEUE_FORCED_DELETION: &str =
     "Kueue forced resource deletion by suspending AppWrapper";
 pub const MSG_TERMINATING_DELETED: &str = "Resources successfully deleted";
-
-pub fn externally_suspended(phase: &str) -> String {
-    format!("Externally suspended while in the {phase} phase")
-}

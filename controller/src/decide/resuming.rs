@@ -18,7 +18,7 @@ impl Decider<'_> {
     /// §2.3.3.
     pub(super) fn handle_resuming(&mut self) {
         if self.obs.suspend {
-            self.event(SUSPENDING, externally_suspended("Resuming"));
+            self.externally_suspended(Phase::Resuming);
             self.transition(Phase::Suspending);
             return;
         }
@@ -139,7 +139,7 @@ impl Decider<'_> {
         }
         let message = format!("error creating components: {}", error.message);
         self.set(UNHEALTHY, CondStatus::True, CREATE_FAILED, &message);
-        self.event(UNHEALTHY, format!("{CREATE_FAILED}: {message}"));
+        self.event(CREATE_FAILED, UNHEALTHY, message);
         if error.fatal {
             self.transition(Phase::Failed);
         } else {

@@ -10,7 +10,7 @@ use crate::conditions::CondStatus;
 impl Decider<'_> {
     pub(super) fn handle_running(&mut self) {
         if self.obs.suspend {
-            self.event(SUSPENDING, externally_suspended("Running"));
+            self.externally_suspended(Phase::Running);
             self.transition(Phase::Suspending);
             return;
         }
@@ -40,13 +40,13 @@ impl Decider<'_> {
                 "Only found {} deployed components, but was expecting {}",
                 components.deployed, components.expected
             );
-            self.unhealthy(MISSING_COMPONENT, &message, true);
+            self.unhealthy(MISSING_COMPONENT, &message);
             self.transition(Phase::Failed);
             return;
         }
         if components.failed > 0 {
             let message = format!("Found {} failed components", components.failed);
-            self.unhealthy(FAILED_COMPONENT, &message, true);
+            self.unhealthy(FAILED_COMPONENT, &message);
             self.reset_or_fail(pods.terminal_failure, 1);
             return;
         }
@@ -68,10 +68,8 @@ impl Decider<'_> {
                 self.requeue(left);
                 return;
             }
-            self.event(
-                UNHEALTHY,
-                format!("{FOUND_FAILED_PODS}: {} failed pods", pods.failed),
-            );
+            let message = format!("{} failed pods", pods.failed);
+            self.event(FOUND_FAILED_PODS, UNHEALTHY, message);
             self.reset_or_fail(pods.terminal_failure, 1);
             return;
         }
@@ -81,7 +79,7 @@ impl Decider<'_> {
                 "Workload contains pods using NoExecute resources on Nodes: [{}]",
                 nodes.join(" ")
             );
-            self.unhealthy(AUTOPILOT_NO_EXECUTE, &message, false);
+            self.unhealthy(AUTOPILOT_NO_EXECUTE, &message);
             self.reset_or_fail(false, 0);
             return;
         }
@@ -116,18 +114,13 @@ impl Decider<'_> {
             self.requeue(REQUEUE_NOT_READY);
             return;
         }
-        self.unhealthy(INSUFFICIENT_PODS_READY, &details, true);
+        self.unhealthy(INSUFFICIENT_PODS_READY, &details);
         self.reset_or_fail(pods.terminal_failure, 1);
     }
 
     /// Sets `Unhealthy=True/<reason>/<message>` and emits the matching event.
-    fn unhealthy(&mut self, reason: &str, message: &str, prefixed: bool) {
+    fn unhealthy(&mut self, reason: &str, message: &str) {
         self.set(UNHEALTHY, CondStatus::True, reason, message);
-        let event = if prefixed {
-            format!("{reason}: {message}")
-        } else {
-            message.to_owned()
-        };
-        self.event(UNHEALTHY, event);
+        self.event(reason, UNHEALTHY, message);
     }
 }

@@ -183,9 +183,11 @@ pub enum Effect {
     ForceDeletePod {
         name: String,
     },
-    /// A `Normal` event on the AppWrapper.
+    /// A `Normal` event on the AppWrapper: the reference's `Eventf(aw, nil, Normal, reason,
+    /// action, message)`.
     Event {
         reason: String,
+        action: String,
         message: String,
     },
     /// Count `appwrapper_phase_total{phase}` once the status patch succeeded.

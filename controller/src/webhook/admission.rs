@@ -6,7 +6,7 @@ use kube::core::DynamicObject;
 use kube::core::admission::{AdmissionRequest, AdmissionResponse, AdmissionReview, Operation};
 
 use super::defaulting::{default_labels, labels_patch};
-use super::field::{FieldError, invalid_status};
+use super::field::{FieldError, denied_status};
 use super::rbac::AccessReviewer;
 use super::validate_create::{access_requests, validate_create};
 use super::validate_update::validate_update;
@@ -89,7 +89,7 @@ impl Webhooks {
         let mut response = AdmissionResponse::from(&request);
         if !errors.is_empty() {
             response.allowed = false;
-            response.result = invalid_status(&request.name, &errors);
+            response.result = denied_status(&errors);
         }
         response.into_review()
     }

@@ -1,12 +1,9 @@
-//! Field errors in the shape of apimachinery's `field.ErrorList`, and the `Invalid` status an
-//! aggregated list becomes (what controller-runtime returns for a denied AppWrapper).
+//! Field errors in the shape of apimachinery's `field.ErrorList`, and the denial an aggregated
+//! list becomes (what controller-runtime answers for a denied AppWrapper).
 
 use std::fmt;
 
 use kube::core::Status;
-use kube::core::response::{StatusCause, StatusDetails};
-
-use crate::api::{GROUP, KIND};
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum ErrorType {
@@ -23,15 +20,6 @@ impl ErrorType {
             ErrorType::Forbidden => "Forbidden",
             ErrorType::Required => "Required value",
             ErrorType::Internal => "Internal error",
-        }
-    }
-
-    fn cause_reason(self) -> &'static str {
-        match self {
-            ErrorType::Invalid => "FieldValueInvalid",
-            ErrorType::Forbidden => "FieldValueForbidden",
-            ErrorType::Required => "FieldValueRequired",
-            ErrorType::Internal => "InternalError",
         }
     }
 }
@@ -114,27 +102,15 @@ pub fn aggregate(errors: &[FieldError]) -> String {
     }
 }
 
-/// `apierrors.NewInvalid` for an AppWrapper: code 422, reason `Invalid`, one cause per error.
-pub fn invalid_status(name: &str, errors: &[FieldError]) -> Status {
-    let message = format!("{KIND}.{GROUP} {name:?} is invalid: {}", aggregate(errors));
-    let causes = errors
-        .iter()
-        .map(|e| StatusCause {
-            reason: e.kind.cause_reason().to_owned(),
-            message: e.body(),
-            field: e.field.clone(),
-        })
-        .collect();
-    Status::failure(&message, "Invalid")
-        .with_code(422)
-        .with_details(StatusDetails {
-            name: name.to_owned(),
-            group: GROUP.to_owned(),
-            kind: KIND.to_owned(),
-            uid: String::new(),
-            causes,
-            retry_after_seconds: 0,
-        })
+/// controller-runtime's `admission.Denied` for the plain error the reference's validator
+/// returns (`ErrorList.ToAggregate()`): code 403, reason `Forbidden`, the aggregate as message.
+pub fn denied_status(errors: &[FieldError]) -> Status {
+    Status {
+        code: 403,
+        reason: "Forbidden".to_owned(),
+        message: aggregate(errors),
+        ..Status::default()
+    }
 }
 
 /// Field path helpers: `spec.components[i]` and friends.

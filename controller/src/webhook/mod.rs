@@ -15,7 +15,7 @@ mod validate_update;
 
 pub use admission::{Review, Webhooks};
 pub use defaulting::{default_labels, labels_patch};
-pub use field::{ErrorType, FieldError, aggregate, invalid_status};
+pub use field::{ErrorType, FieldError, aggregate, denied_status};
 pub use rbac::AccessReviewer;
 pub use registration::{MUTATING_WEBHOOK, VALIDATING_WEBHOOK, webhook_configurations};
 pub use sanitize::sanitize;

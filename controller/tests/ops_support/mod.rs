@@ -52,11 +52,13 @@ pub fn refusal<T: std::fmt::Debug>(result: Result<T, kube::Error>) -> kube::core
     }
 }
 
-/// The fields named by the causes of a refusal.
-pub fn cause_fields(status: &kube::core::Status) -> Vec<String> {
-    status
-        .details
-        .as_ref()
-        .map(|d| d.causes.iter().map(|c| c.field.clone()).collect())
-        .unwrap_or_default()
+/// A denial as controller-runtime's `admission.Denied` makes it: 403 `Forbidden`, the field
+/// errors in the message only.
+pub fn assert_forbidden(status: &kube::core::Status) {
+    assert_eq!(
+        (status.code, status.reason.as_str()),
+        (403, "Forbidden"),
+        "{status:?}"
+    );
+    assert!(status.details.is_none(), "{status:?}");
 }

@@ -328,9 +328,9 @@ async fn event(
 }
 
 /// An event about AppWrapper `name` whose reason or action is `reason` and whose message
-/// contains `text`. Core events carry the spec's reason (`Unhealthy`, message
-/// `FoundFailedPods: 1 failed pods`); the reference's events.k8s.io recorder puts the detail
-/// in the reason and `Unhealthy` in the action (message `1 failed pods`).
+/// contains `text`. The reference v1.2.2 and our controller put the detail in the reason and
+/// `Unhealthy` in the action (message `1 failed pods`); the spec's older form has the reason
+/// `Unhealthy` (message `FoundFailedPods: 1 failed pods`).
 fn is_event(event: &Event, name: &str, reason: &str, text: &str) -> bool {
     let about = event.involved_object.kind.as_deref() == Some("AppWrapper")
         && event.involved_object.name.as_deref() == Some(name);
@@ -355,9 +355,9 @@ mod tests {
             message: Some(message.into()),
             ..Default::default()
         };
-        let ours = event("Unhealthy", None, "FoundFailedPods: 1 failed pods");
-        let reference = event("FoundFailedPods", Some("Unhealthy"), "1 failed pods");
-        for e in [&ours, &reference] {
+        let older = event("Unhealthy", None, "FoundFailedPods: 1 failed pods");
+        let current = event("FoundFailedPods", Some("Unhealthy"), "1 failed pods");
+        for e in [&older, &current] {
             assert!(is_event(e, "aw", "Unhealthy", "1 failed pods"));
             assert!(!is_event(e, "other", "Unhealthy", "1 failed pods"));
             assert!(!is_event(e, "aw", "Suspending", "1 failed pods"));

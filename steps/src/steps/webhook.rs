@@ -212,12 +212,17 @@ async fn refused(
         Some(Attempt::Accepted) => anyhow::bail!("it was accepted"),
         None => anyhow::bail!("nothing was tried yet"),
     };
-    // Both implementations name the field in the message (`<field>: <Type>: <detail>`); only
-    // a 422 `Invalid` answer also lists it as a cause (the reference answers 403 `Forbidden`).
-    let found = status.message.contains(&message) && status.message.contains(&format!("{field}: "));
+    // Both implementations answer as controller-runtime's `admission.Denied` does: 403
+    // `Forbidden`, the field named only in the message (`<field>: <Type>: <detail>`).
+    let found = status.code == 403
+        && status.reason == "Forbidden"
+        && status.message.contains(&message)
+        && status.message.contains(&format!("{field}: "));
     anyhow::ensure!(
         found,
-        "expected a refusal with {message:?} at {field:?}, got: {}",
+        "expected a 403 Forbidden refusal with {message:?} at {field:?}, got {} {}: {}",
+        status.code,
+        status.reason,
         status.message
     );
     Ok(())

@@ -168,31 +168,42 @@ fn component_condition_catalogue(
     assert_eq!((&*c.status, &*c.reason, &*c.message), (status, reason, ""));
 }
 
+/// The reference v1.2.2's `Eventf(aw, nil, Normal, reason, action, message)` calls: the detail
+/// is the reason and the phase or condition the action (spec §2.9 lists the older form, reason
+/// `Unhealthy` and message `<detail>: <message>`).
 #[rstest]
-#[case::suspending_from_resuming(resuming().suspend(), "Suspending", "Externally suspended while in the Resuming phase")]
-#[case::suspending_from_running(running().suspend(), "Suspending", "Externally suspended while in the Running phase")]
-#[case::suspending_from_resetting(resetting().suspend(), "Suspending", "Externally suspended while in the Resetting phase")]
-#[case::unhealthy_create_failed(resuming().with(fatal_create()), "Unhealthy", "CreateFailed: error creating components: boom")]
+#[case::suspending_from_resuming(resuming().suspend(), "ExternallySuspended", "Suspending", "Externally suspended while in the Resuming phase")]
+#[case::suspending_from_running(running().suspend(), "ExternallySuspended", "Suspending", "Externally suspended while in the Running phase")]
+#[case::suspending_from_resetting(resetting().suspend(), "ExternallySuspended", "Suspending", "Externally suspended while in the Resetting phase")]
+#[case::unhealthy_create_failed(resuming().with(fatal_create()), "CreateFailed", "Unhealthy", "error creating components: boom")]
 #[case::unhealthy_missing_component(
     running().object(ObjectState::NotFound),
-    "Unhealthy", "MissingComponent: Only found 0 deployed components, but was expecting 1"
+    "MissingComponent", "Unhealthy", "Only found 0 deployed components, but was expecting 1"
 )]
-#[case::unhealthy_failed_component(running().with(component_failed), "Unhealthy", "FailedComponent: Found 1 failed components")]
+#[case::unhealthy_failed_component(running().with(component_failed), "FailedComponent", "Unhealthy", "Found 1 failed components")]
 #[case::unhealthy_found_failed_pods(
     running().cond(UNHEALTHY, "True", "FoundFailedPods", 0).now(60).pods(vec![failed_pod("p0", 1), failed_pod("p1", 2)]),
-    "Unhealthy", "FoundFailedPods: 2 failed pods"
+    "FoundFailedPods", "Unhealthy", "2 failed pods"
 )]
 #[case::unhealthy_autopilot(
     running().with(no_execute_on_node_a),
-    "Unhealthy", "Workload contains pods using NoExecute resources on Nodes: [node-a]"
+    "AutopilotNoExecute", "Unhealthy", "Workload contains pods using NoExecute resources on Nodes: [node-a]"
 )]
 #[case::unhealthy_insufficient_pods_ready(
     running().now(60).pods(running_pods(1)),
-    "Unhealthy", "InsufficientPodsReady: 0 pods pending; 1 pods running; 0 pods succeeded"
+    "InsufficientPodsReady", "Unhealthy", "0 pods pending; 1 pods running; 0 pods succeeded"
 )]
-fn event_table(#[case] scenario: Scenario, #[case] reason: &str, #[case] message: &str) {
+fn event_table(
+    #[case] scenario: Scenario,
+    #[case] reason: &str,
+    #[case] action: &str,
+    #[case] message: &str,
+) {
     let d = scenario.decide();
-    assert_eq!(events(&d), [(reason.to_owned(), message.to_owned())]);
+    assert_eq!(
+        events(&d),
+        [(reason.to_owned(), action.to_owned(), message.to_owned())]
+    );
 }
 
 #[rstest]

@@ -329,11 +329,16 @@ pub fn component_cond(d: &Decision, index: usize) -> Option<(String, String)> {
     .map(|c| (c.status.clone(), c.reason.clone()))
 }
 
-pub fn events(d: &Decision) -> Vec<(String, String)> {
+/// `(reason, action, message)` of each event.
+pub fn events(d: &Decision) -> Vec<(String, String, String)> {
     d.effects
         .iter()
         .filter_map(|e| match e {
-            Effect::Event { reason, message } => Some((reason.clone(), message.clone())),
+            Effect::Event {
+                reason,
+                action,
+                message,
+            } => Some((reason.clone(), action.clone(), message.clone())),
             _ => None,
         })
         .collect()

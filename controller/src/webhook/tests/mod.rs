@@ -2,6 +2,7 @@
 
 mod create;
 mod field;
+mod review;
 mod tls;
 mod update;
 
