@@ -70,7 +70,7 @@ fn config_source(args: &Args) -> anyhow::Result<ConfigSource> {
 
 fn log_filter(level: &str) -> String {
     match level.parse::<i32>() {
-        Ok(n) if n >= 1 => "debug".to_owned(),
+        Ok(n) if n >= 1 => "info,appwrapper_controller=debug".to_owned(),
         Ok(_) => "info".to_owned(),
         Err(_) => level.to_owned(),
     }

@@ -35,6 +35,9 @@ pub struct Harness {
     pub excluded: Arc<Mutex<Vec<(String, String)>>>,
     /// The harness log (where the embedded controller logs), when this run writes one.
     pub harness_log: Option<PathBuf>,
+    /// A few letters unique to this run, in its namespace names: a cluster that outlives the
+    /// run may still be deleting the namespaces of the previous one.
+    pub run_token: String,
     counter: AtomicUsize,
 }
 
@@ -62,6 +65,7 @@ impl Harness {
             results: Mutex::new(Vec::new()),
             excluded: Arc::default(),
             harness_log,
+            run_token: run_token(),
             counter: AtomicUsize::new(0),
         }
     }
@@ -93,6 +97,23 @@ impl Harness {
         files.push(("kueue", self.kueue_log.clone()));
         files
     }
+}
+
+/// Three base-36 letters from the clock: runs a few seconds apart differ.
+fn run_token() -> String {
+    let seconds = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_secs())
+        .unwrap_or_default();
+    let digits = b"0123456789abcdefghijklmnopqrstuvwxyz";
+    let mut n = seconds % 36u64.pow(3);
+    let mut token = String::new();
+    for _ in 0..3 {
+        token.insert(0, digits[(n % 36) as usize] as char);
+        n /= 36;
+    }
+    // A letter first, so that `aw-<token><id>` reads as one word.
+    format!("r{token}")
 }
 
 fn slot() -> &'static RwLock<Option<Arc<Harness>>> {

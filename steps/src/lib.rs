@@ -17,6 +17,7 @@ pub mod kube_util;
 pub mod logging;
 pub mod matcher;
 pub mod monitor;
+pub mod operator_config;
 pub mod options;
 pub mod reference;
 pub mod report;

@@ -11,7 +11,6 @@ use std::time::Duration;
 
 use anyhow::Context as _;
 use appwrapper_controller::config::Config;
-use appwrapper_controller::duration::GoDuration;
 use appwrapper_controller::webhook::webhook_configurations;
 use clusters::toolchain::{self, Component};
 use k8s_openapi::api::admissionregistration::v1::{
@@ -22,6 +21,7 @@ use k8s_openapi::api::core::v1::Secret;
 use kube::api::{Api, ApiResource, DynamicObject, GroupVersionKind, Patch, PatchParams};
 use serde_json::{Value, json};
 
+use crate::operator_config::{Placement, operator_config};
 use crate::yaml;
 
 /// The operator's namespace (its `NAMESPACE`); its ConfigMap, Secret and Service live there.
@@ -52,56 +52,6 @@ pub fn binary(version: &str) -> PathBuf {
     Component::appwrapper(version).binary(&toolchain::cache_dir(), BINARY)
 }
 
-fn nanos(d: &GoDuration) -> i128 {
-    let std = d.to_std().as_nanos() as i128;
-    if d.is_negative() { -std } else { std }
-}
-
-/// `config.yaml` of the operator's ConfigMap: the suite's settings in the operator's own
-/// format. It overlays this onto its defaults with `sigs.k8s.io/yaml`, so durations are
-/// `time.Duration` numbers (nanoseconds), not strings.
-pub fn operator_config(config: &Config, cert_dir: &Path) -> anyhow::Result<Value> {
-    let aw = &config.appwrapper;
-    let ft = &aw.fault_tolerance;
-    let mut appwrapper = json!({
-        "userRBACAdmissionCheck": aw.user_rbac_admission_check,
-        "faultTolerance": {
-            "admissionGracePeriod": nanos(&ft.admission_grace_period),
-            "warmupGracePeriod": nanos(&ft.warmup_grace_period),
-            "failureGracePeriod": nanos(&ft.failure_grace_period),
-            "resetPause": nanos(&ft.reset_pause),
-            "retryLimit": ft.retry_limit,
-            "deletionGracePeriod": nanos(&ft.deletion_grace_period),
-            "gracePeriodCeiling": nanos(&ft.grace_period_ceiling),
-            "successTTLCeiling": nanos(&ft.success_ttl_ceiling),
-        },
-    });
-    if let Some(autopilot) = &aw.autopilot {
-        appwrapper["autopilot"] =
-            serde_json::to_value(autopilot).context("rendering the autopilot settings")?;
-    }
-    if !aw.scheduler_name.is_empty() {
-        appwrapper["schedulerName"] = json!(aw.scheduler_name);
-    }
-    if !aw.default_queue_name.is_empty() {
-        appwrapper["defaultQueueName"] = json!(aw.default_queue_name);
-    }
-    Ok(json!({
-        "appwrapper": appwrapper,
-        "certManagement": {
-            "namespace": NAMESPACE,
-            "certificateDir": cert_dir.display().to_string(),
-        },
-        "controllerManager": {
-            // Ports picked by the operator, so that nothing on this machine clashes.
-            "metrics": { "bindAddress": "127.0.0.1:0" },
-            "health": { "bindAddress": "127.0.0.1:0" },
-            "leaderElection": false,
-        },
-        "webhooksEnabled": true,
-    }))
-}
-
 /// The namespace, the ConfigMap, the empty certificate Secret, the webhook Service with its EndpointSlice (this machine,
 /// port 9443) and both webhook configurations pointing at the Service. The operator injects
 /// their caBundle itself. With `fail_open` an unreachable webhook lets requests through (the
@@ -122,7 +72,13 @@ pub async fn install(
     std::fs::create_dir_all(cert_dir)
         .with_context(|| format!("creating {}", cert_dir.display()))?;
     let host = clusters::host::address().context("the reference operator's webhook endpoint")?;
-    let config_yaml = yaml::render(&operator_config(config, cert_dir)?);
+    let config_yaml = yaml::render(&operator_config(
+        config,
+        &Placement::Beside {
+            cert_dir,
+            namespace: NAMESPACE,
+        },
+    )?);
     let objects = [
         json!({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": NAMESPACE}}),
         json!({"apiVersion": "v1", "kind": "ConfigMap",
@@ -250,7 +206,14 @@ mod tests {
     #[test]
     fn durations_are_nanoseconds_and_the_certificates_go_to_the_given_directory() {
         let config = crate::controller::suite_config();
-        let rendered = operator_config(&config, Path::new("/tmp/certs")).unwrap();
+        let rendered = operator_config(
+            &config,
+            &Placement::Beside {
+                cert_dir: Path::new("/tmp/certs"),
+                namespace: NAMESPACE,
+            },
+        )
+        .unwrap();
         let ft = &rendered["appwrapper"]["faultTolerance"];
         assert_eq!(ft["admissionGracePeriod"], json!(20_000_000_000i64));
         assert_eq!(ft["resetPause"], json!(2_000_000_000i64));

@@ -140,7 +140,10 @@ impl AwWorld {
         self.started = Instant::now();
         self.started_at = chrono::Utc::now();
         self.marks = LogMarks::take(&self.h.log_files().await);
-        self.ns = namespace_name(self.h.next_id(), scenario);
+        self.ns = namespace_name(
+            &format!("{}{}", self.h.run_token, self.h.next_id()),
+            scenario,
+        );
         self.cluster_queue = self.ns.clone();
         let ns: Namespace = serde_json::from_value(json!({
             "metadata": { "name": self.ns, "labels": { "awconf.dev/suite": "conformance" } }
@@ -246,7 +249,7 @@ fn offer_on(queue: &mut Value, flavors: &[String]) {
 }
 
 /// `aw-<n>-<scenario words>`, a valid namespace name of at most 63 characters.
-pub fn namespace_name(id: usize, scenario: &str) -> String {
+pub fn namespace_name(id: &str, scenario: &str) -> String {
     let mut slug = String::new();
     for c in scenario.chars() {
         if c.is_ascii_alphanumeric() {
@@ -284,10 +287,10 @@ mod tests {
     #[test]
     fn namespace_names_are_valid() {
         assert_eq!(
-            namespace_name(3, "Running → Failed: a component!"),
-            "aw-3-running-failed-a-component"
+            namespace_name("k3", "Running → Failed: a component!"),
+            "aw-k3-running-failed-a-component"
         );
-        let long = namespace_name(12, &"x ".repeat(100));
+        let long = namespace_name("k12", &"x ".repeat(100));
         assert!(long.len() <= 50 && !long.ends_with('-'), "{long}");
     }
 }

@@ -54,15 +54,39 @@ impl Workload {
         })
     }
 
+    /// The Deployment controller has seen the scale-down, so its ReplicaSet wants no pod.
+    async fn scaled_down(&self) -> Result<Result<(), String>, InstallError> {
+        let api: Api<Deployment> = Api::namespaced(self.client.clone(), &self.namespace);
+        let deployment = api.get(&self.deployment).await?;
+        let observed = deployment
+            .status
+            .as_ref()
+            .and_then(|s| s.observed_generation)
+            >= deployment.metadata.generation;
+        Ok(if observed {
+            Ok(())
+        } else {
+            Err(format!(
+                "{} has not seen its scale-down yet",
+                self.deployment
+            ))
+        })
+    }
+
     /// Scaled to zero; its pods end as their termination grace period allows.
     pub async fn stop(&self) -> Result<(), InstallError> {
         self.scale(0).await?;
         ready::until(&self.deployment, Duration::from_secs(60), || self.no_pods()).await
     }
 
-    /// Scaled to zero and its pods deleted with grace period 0: SIGKILL, as a crash.
+    /// Scaled to zero and its pods deleted with grace period 0: SIGKILL, as a crash. The
+    /// pods go only once the ReplicaSet has been scaled down too, or it would replace them.
     pub async fn kill(&self) -> Result<(), InstallError> {
         self.scale(0).await?;
+        ready::until(&self.deployment, Duration::from_secs(30), || {
+            self.scaled_down()
+        })
+        .await?;
         self.delete_pods(Some(0)).await?;
         ready::until(&self.deployment, Duration::from_secs(60), || self.no_pods()).await
     }

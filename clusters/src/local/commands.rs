@@ -50,6 +50,9 @@ pub fn etcd(w: &Path, ports: &Ports) -> Vec<String> {
     ]
 }
 
+/// The common name of the aggregation layer's client certificate.
+pub const FRONT_PROXY_CLIENT: &str = "front-proxy-client";
+
 pub fn apiserver(w: &Path, ports: &Ports, reach: Reach) -> Vec<String> {
     let pki = w.join("pki");
     let mut args = vec![
@@ -72,6 +75,22 @@ pub fn apiserver(w: &Path, ports: &Ports, reach: Reach) -> Vec<String> {
         "--allow-privileged=true".into(),
         "--enable-priority-and-fairness=false".into(),
         "--profiling=false".into(),
+        // The aggregation layer identifies itself to extension API servers (Kueue's
+        // visibility server) with this client certificate; without it they answer 403, their
+        // APIService is unavailable, and namespace deletion hangs on stale discovery.
+        format!(
+            "--proxy-client-cert-file={}",
+            p(&pki.join("front-proxy-client.crt"))
+        ),
+        format!(
+            "--proxy-client-key-file={}",
+            p(&pki.join("front-proxy-client.key"))
+        ),
+        format!("--requestheader-client-ca-file={}", p(&pki.join("ca.crt"))),
+        format!("--requestheader-allowed-names={FRONT_PROXY_CLIENT}"),
+        "--requestheader-username-headers=X-Remote-User".into(),
+        "--requestheader-group-headers=X-Remote-Group".into(),
+        "--requestheader-extra-headers-prefix=X-Remote-Extra-".into(),
     ];
     match reach {
         Reach::Loopback => args.extend([
@@ -242,6 +261,8 @@ mod tests {
             "--authorization-mode=Node,RBAC",
             "--kubelet-preferred-address-types=InternalIP",
             "--kubelet-certificate-authority=/w/pki/ca.crt",
+            "--requestheader-allowed-names=front-proxy-client",
+            "--proxy-client-cert-file=/w/pki/front-proxy-client.crt",
         ] {
             assert!(args.contains(&flag.to_string()), "{flag}");
         }

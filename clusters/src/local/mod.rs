@@ -168,6 +168,8 @@ impl LocalCluster {
         .write(&pki_dir, "apiserver")?;
         ca.client("kube-admin", Some("system:masters"))?
             .write(&pki_dir, "admin")?;
+        ca.client(commands::FRONT_PROXY_CLIENT, None)?
+            .write(&pki_dir, "front-proxy-client")?;
         let (sa_private, sa_public) = pki::service_account_key()?;
         write(&pki_dir.join("sa.key"), &sa_private)?;
         write(&pki_dir.join("sa.pub"), &sa_public)?;

@@ -19,6 +19,7 @@ use clusters::{
 
 use super::{Environment, steps_client};
 use crate::controller::{ControllerUnderTest, find_binary, suite_config};
+use crate::operator_config::{Placement, operator_config};
 use crate::options::{ClusterChoice, ControllerMode, SuiteOptions};
 
 /// A connected or created cluster: its kubeconfig, how images reach it, and what the run
@@ -76,8 +77,7 @@ pub async fn up(options: &SuiteOptions) -> anyhow::Result<Environment> {
         controller: controller_manifests::Settings {
             // Scenarios that keep the controller down still create AppWrappers.
             failure_policy: "Ignore".into(),
-            config_yaml: serde_saphyr::to_string(&config)
-                .context("rendering the controller config")?,
+            config_yaml: crate::yaml::render(&operator_config(&config, &Placement::InCluster)?),
             ..controller_manifests::Settings::release(image.as_deref().unwrap_or_default())
         },
     };

@@ -17,8 +17,6 @@ pub const MUTATING: &str = "appwrapper-mutating-webhook-configuration";
 pub const VALIDATING: &str = "appwrapper-validating-webhook-configuration";
 /// The labels of the controller's pods.
 pub const POD_SELECTOR: &str = "control-plane=controller-manager";
-/// Where the Deployment mounts the ConfigMap; our binary reads it with `--config`.
-pub const CONFIG_PATH: &str = "/etc/appwrapper/config.yaml";
 pub const CERT_DIR: &str = "/tmp/k8s-webhook-server/serving-certs";
 
 /// What varies between installs.
@@ -183,7 +181,7 @@ fn deployment(s: &Settings) -> Value {
                     "image": s.image,
                     "imagePullPolicy": s.pull_policy,
                     "command": ["/manager"],
-                    "args": ["--zap-log-level=2", format!("--config={CONFIG_PATH}")],
+                    "args": ["--zap-log-level=2"],
                     "env": [{ "name": "NAMESPACE", "valueFrom": { "fieldRef": { "fieldPath": "metadata.namespace" } } }],
                     "ports": [
                         { "containerPort": 9443, "name": "webhook-server", "protocol": "TCP" },
@@ -198,12 +196,10 @@ fn deployment(s: &Settings) -> Value {
                     },
                     "volumeMounts": [
                         { "name": "cert", "mountPath": CERT_DIR, "readOnly": true },
-                        { "name": "config", "mountPath": "/etc/appwrapper", "readOnly": true },
                     ],
                 }],
                 "volumes": [
                     { "name": "cert", "secret": { "secretName": SECRET, "defaultMode": 420 } },
-                    { "name": "config", "configMap": { "name": CONFIG_MAP } },
                 ],
             },
         },
