@@ -2,6 +2,7 @@
 
 mod bench;
 mod cluster;
+mod controller;
 mod install;
 mod run;
 mod toolchain;
@@ -28,6 +29,9 @@ enum Command {
     /// Bring an embedded cluster up or down, or show it.
     #[command(subcommand)]
     Cluster(cluster::ClusterCommand),
+    /// Our controller's install manifests.
+    #[command(subcommand)]
+    Controller(controller::ControllerCommand),
     /// Install Kueue, KWOK and the controller into a cluster that is already up.
     Install(install::InstallArgs),
     /// Build or list the pinned Go binaries (kube-apiserver, etcd, kwok, Kueue).
@@ -49,6 +53,7 @@ impl Cli {
             Command::Run(r) => r.run().await,
             Command::Cluster(c) => c.run().await,
             Command::Install(i) => i.run().await,
+            Command::Controller(c) => c.run(),
             Command::Toolchain(c) => c.run(),
             Command::Crd => {
                 let crd = appwrapper_controller::crd::appwrapper_crd();
