@@ -284,6 +284,7 @@ Feature: Fault tolerance
       """
     And the monitor saw it go from Running to Resetting
 
+  @gpu
   Scenario: An Autopilot NoExecute node resets the workload without counting a retry
     Given an AppWrapper "gpu" wrapping a Job with 1 pod
     And its pods request 1 GPU

@@ -28,6 +28,8 @@ pub struct Harness {
     pub kueue_log: PathBuf,
     pub controller: tokio::sync::Mutex<ControllerUnderTest>,
     pub monitor: Monitor,
+    /// What the cluster offers; scenarios that need more are skipped with the reason.
+    pub capabilities: clusters::Capabilities,
     /// Scenarios hold it shared; `@serial` ones hold it exclusively.
     pub serial: Arc<tokio::sync::RwLock<()>>,
     pub results: Mutex<Vec<ScenarioRecord>>,
@@ -51,6 +53,7 @@ impl Harness {
         kueue_log: PathBuf,
         controller: ControllerUnderTest,
         monitor: Monitor,
+        capabilities: clusters::Capabilities,
         harness_log: Option<PathBuf>,
     ) -> Self {
         Harness {
@@ -61,6 +64,7 @@ impl Harness {
             kueue_log,
             controller: tokio::sync::Mutex::new(controller),
             monitor,
+            capabilities,
             serial: Arc::new(tokio::sync::RwLock::new(())),
             results: Mutex::new(Vec::new()),
             excluded: Arc::default(),

@@ -16,6 +16,7 @@ use crate::hooks;
 use crate::monitor::Monitor;
 use crate::options::{ControllerMode, SuiteOptions, Summary};
 use crate::world::AwWorld;
+use clusters::Capabilities;
 
 /// Runs the features of `options.features` and writes the reports. Returns the summary; the
 /// caller prints [`Summary::closing_line`] and fails when [`Summary::success`] is false.
@@ -46,6 +47,7 @@ pub async fn run_suite(options: SuiteOptions) -> anyhow::Result<Summary> {
         kueue_log,
         controller,
         webhook_server,
+        capabilities,
         keep,
     } = environment;
     let harness = Arc::new(Harness::new(
@@ -56,6 +58,7 @@ pub async fn run_suite(options: SuiteOptions) -> anyhow::Result<Summary> {
         kueue_log,
         controller,
         monitor,
+        capabilities,
         crate::logging::current(),
     ));
     harness::install(Arc::clone(&harness));
@@ -89,6 +92,7 @@ async fn run_features(
             .context("writing out the built-in features")?,
     };
     let mode = o.controller.clone();
+    let capabilities = h.capabilities;
     let selection = o.clone();
     let excluded = Arc::clone(&h.excluded);
     let writer = AwWorld::cucumber()
@@ -121,7 +125,7 @@ async fn run_features(
             {
                 return false;
             }
-            match exclusion(&mode, tags_of()) {
+            match exclusion(&mode, &capabilities, tags_of()) {
                 Some(reason) => {
                     let title = format!("{}: {}", feature.name, scenario.name);
                     if let Ok(mut list) = excluded.lock() {
@@ -136,16 +140,31 @@ async fn run_features(
     Ok(writer.parsing_errors())
 }
 
-/// Why the controller under test is not held to a scenario, if it is not: `@extension`
-/// scenarios specify where our controller deliberately goes beyond the reference operator.
+/// Why a scenario does not run here, if it does not: `@extension` scenarios specify where our
+/// controller deliberately goes beyond the reference operator; `@serial` ones stop and kill
+/// the controller; `@gpu` ones need nodes that advertise `nvidia.com/gpu`.
 pub fn exclusion<'a>(
     mode: &ControllerMode,
-    mut tags: impl Iterator<Item = &'a String>,
+    capabilities: &Capabilities,
+    tags: impl Iterator<Item = &'a String>,
 ) -> Option<String> {
-    let extension = tags.any(|t| t == "extension");
-    (extension && matches!(mode, ControllerMode::Reference { .. })).then(|| {
-        "@extension: a deliberate difference of ours from the reference operator".to_string()
-    })
+    let tags: Vec<&String> = tags.collect();
+    let has = |tag: &str| tags.iter().any(|t| *t == tag);
+    if has("extension") && matches!(mode, ControllerMode::Reference { .. }) {
+        return Some(
+            "@extension: a deliberate difference of ours from the reference operator".into(),
+        );
+    }
+    if has("serial") && !capabilities.restartable_control_plane {
+        return Some("@serial: needs a controller the harness can stop and restart".into());
+    }
+    if has("gpu") && !capabilities.fake_gpu_nodes {
+        return Some(
+            "@gpu: needs nodes that advertise nvidia.com/gpu (KWOK's fake nodes do: --install kwok)"
+                .into(),
+        );
+    }
+    None
 }
 
 fn summarize(h: &Harness, parse_errors: usize, duration: Duration) -> anyhow::Result<Summary> {
@@ -199,8 +218,25 @@ mod tests {
         let reference = ControllerMode::Reference {
             version: "v1.2.2".into(),
         };
-        assert!(exclusion(&reference, tags.iter()).is_some());
-        assert!(exclusion(&ControllerMode::Embedded, tags.iter()).is_none());
-        assert!(exclusion(&reference, tags[..1].iter()).is_none());
+        let all = Capabilities {
+            simulated_pod_outcomes: true,
+            fake_gpu_nodes: true,
+            restartable_control_plane: true,
+        };
+        assert!(exclusion(&reference, &all, tags.iter()).is_some());
+        assert!(exclusion(&ControllerMode::Embedded, &all, tags.iter()).is_none());
+        assert!(exclusion(&reference, &all, tags[..1].iter()).is_none());
+    }
+
+    #[test]
+    fn scenarios_whose_needs_are_missing_are_skipped_with_the_reason() {
+        let tag = |t: &str| vec![t.to_string()];
+        let none = Capabilities::default();
+        let cases = [("serial", "stop and restart"), ("gpu", "nvidia.com/gpu")];
+        for (t, why) in cases {
+            let reason = exclusion(&ControllerMode::Embedded, &none, tag(t).iter()).unwrap();
+            assert!(reason.contains(why), "{t}: {reason}");
+        }
+        assert!(exclusion(&ControllerMode::Embedded, &none, tag("kueue").iter()).is_none());
     }
 }

@@ -40,6 +40,7 @@ pub async fn up(options: &SuiteOptions) -> anyhow::Result<Environment> {
         kueue_log,
         controller,
         webhook_server,
+        capabilities: cluster.capabilities(),
         keep: Vec::new(),
     })
 }

@@ -27,6 +27,7 @@ pub struct Environment {
     pub controller: ControllerUnderTest,
     /// The embedded controller's webhook server, which outlives the controller.
     pub webhook_server: Option<WebhookServer>,
+    pub capabilities: clusters::Capabilities,
     /// Kept for the run and released after it: a created cluster, followed logs.
     pub keep: Vec<Box<dyn std::any::Any + Send + Sync>>,
 }

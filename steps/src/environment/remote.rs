@@ -13,8 +13,8 @@ use clusters::install::scale::Workload;
 use clusters::install::{self, Part, Target};
 use clusters::nodes::NodeShape;
 use clusters::{
-    ExistingCluster, K3dCluster, K3dOptions, K3sCluster, K3sOptions, KindCluster, KindOptions,
-    Provider,
+    Capabilities, ExistingCluster, K3dCluster, K3dOptions, K3sCluster, K3sOptions, KindCluster,
+    KindOptions, Provider,
 };
 
 use super::{Environment, steps_client};
@@ -114,6 +114,7 @@ pub async fn up(options: &SuiteOptions) -> anyhow::Result<Environment> {
         selector: controller_manifests::POD_SELECTOR.into(),
     });
     crate::webhook::wait_until_effective(&client).await?;
+    let fake_gpu_nodes = advertises_gpus(&client).await?;
     Ok(Environment {
         client: steps_client(&reached.kubeconfig).await?,
         watch_client: client,
@@ -121,6 +122,13 @@ pub async fn up(options: &SuiteOptions) -> anyhow::Result<Environment> {
         kueue_log,
         controller,
         webhook_server: None,
+        capabilities: Capabilities {
+            // Checked above: the suite's stages are there.
+            simulated_pod_outcomes: true,
+            fake_gpu_nodes,
+            // Its Deployment is scaled down and up.
+            restartable_control_plane: true,
+        },
         keep: vec![
             reached.keep,
             Box::new(kueue_logs),
@@ -185,6 +193,18 @@ async fn reach(choice: &ClusterChoice) -> anyhow::Result<Reached> {
         }
         ClusterChoice::Created(other) => anyhow::bail!("--cluster {other} is not created by a run"),
     })
+}
+
+async fn advertises_gpus(client: &kube::Client) -> anyhow::Result<bool> {
+    let nodes: kube::Api<k8s_openapi::api::core::v1::Node> = kube::Api::all(client.clone());
+    let list = nodes.list(&Default::default()).await?;
+    Ok(list.items.iter().any(|n| {
+        n.status
+            .as_ref()
+            .and_then(|s| s.allocatable.as_ref())
+            .and_then(|a| a.get(clusters::nodes::GPU))
+            .is_some_and(|q| q.0 != "0")
+    }))
 }
 
 /// The suite steers pods through KWOK stages; a cluster without them cannot run it.
