@@ -30,7 +30,8 @@ fn admitted(job: &Job) -> bool {
 #[tokio::test]
 async fn an_in_place_upgrade_keeps_admitted_workloads_and_admits_new_ones() {
     let cluster = clusters::local::shared().unwrap();
-    let mut kueue = Kueue::start(kueue::host(cluster), FROM).await.unwrap();
+    let from = kueue::KueueSource::release(FROM).unwrap();
+    let mut kueue = Kueue::start(kueue::host(cluster), &from).await.unwrap();
     let ns = "kueue-upgrade";
     let client = namespace(cluster, ns).await;
     objects::apply(&client, &objects::resource_flavor("upgrade-flavor"))
@@ -55,7 +56,7 @@ async fn an_in_place_upgrade_keeps_admitted_workloads_and_admits_new_ones() {
     .await;
 
     kueue.upgrade(TO).await.unwrap();
-    assert_eq!(kueue.version().to_string(), TO);
+    assert_eq!(kueue.source().label(), TO);
 
     always(
         5,

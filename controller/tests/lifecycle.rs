@@ -20,7 +20,7 @@ use serde_json::json;
 fn controller() {
     static STARTED: OnceLock<Result<(), String>> = OnceLock::new();
     let started = STARTED.get_or_init(|| {
-        let (cluster, _) = clusters::kueue::shared(&clusters::kueue::test_version())?;
+        let (cluster, _) = clusters::kueue::shared(&clusters::kueue::test_source()?)?;
         clusters::testing::keep_running(move || async move {
             let mut config = Config::default();
             config.appwrapper.fault_tolerance.admission_grace_period =
@@ -34,7 +34,7 @@ fn controller() {
 /// A namespace with a LocalQueue `queue` on a ClusterQueue of its own.
 async fn setup(ns: &str) -> kube::Client {
     controller();
-    let (cluster, _) = clusters::kueue::shared(&clusters::kueue::test_version()).unwrap();
+    let (cluster, _) = clusters::kueue::shared(&clusters::kueue::test_source().unwrap()).unwrap();
     let client = cluster.client().await.unwrap();
     clusters::testing::namespace(&client, ns).await;
     use clusters::kueue::objects;

@@ -134,7 +134,9 @@ async fn up(args: UpArgs) -> anyhow::Result<ExitCode> {
                 cache: toolchain::cache_dir(),
                 detached: args.detach,
             };
-            let kueue = Kueue::start(host, version).await?;
+            let source =
+                clusters::kueue::KueueSource::release(version).map_err(anyhow::Error::msg)?;
+            let kueue = Kueue::start(host, &source).await?;
             if let Some(pid) = kueue.pid() {
                 cluster.record_process("kueue", pid)?;
             }

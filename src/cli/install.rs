@@ -17,9 +17,8 @@ pub struct InstallArgs {
     /// What to install: a comma-separated subset of kueue,kwok,controller.
     #[arg(long, default_value = "kueue,kwok,controller")]
     components: String,
-    /// Kueue version (default: the pinned one).
-    #[arg(long, value_name = "VERSION", default_value = toolchain::KUEUE_DEFAULT)]
-    kueue: String,
+    #[command(flatten)]
+    kueue: crate::cli::kueue_source::KueueArgs,
     /// Fake nodes for KWOK to serve.
     #[arg(long, default_value_t = 2)]
     nodes: usize,
@@ -92,7 +91,7 @@ impl InstallArgs {
         };
         let request = install::Request {
             parts,
-            kueue_version: self.kueue,
+            kueue: self.kueue.source(toolchain::KUEUE_DEFAULT)?,
             fake_nodes: self.nodes,
             node_shape: NodeShape::gpu(self.gpus_per_node),
             controller_binary,

@@ -4,6 +4,7 @@ mod bench;
 mod cluster;
 mod controller;
 mod install;
+mod kueue_source;
 mod run;
 mod toolchain;
 

@@ -38,9 +38,8 @@ pub struct RunArgs {
     /// With `--controller reference`: the operator's version (default: the pinned one).
     #[arg(long, value_name = "VERSION")]
     appwrapper_version: Option<String>,
-    /// Kueue version to install (default: the pinned one).
-    #[arg(long, value_name = "VERSION")]
-    kueue: Option<String>,
+    #[command(flatten)]
+    kueue: crate::cli::kueue_source::KueueArgs,
     /// Cucumber tag expression, e.g. `@kueue and not @serial`.
     #[arg(long)]
     tags: Option<String>,
@@ -96,8 +95,9 @@ impl RunArgs {
                 "--install controller goes with --controller in-cluster"
             );
         }
-        if let Some(kueue) = self.kueue {
-            options.kueue_version = kueue;
+        let default = options.kueue.label();
+        if self.kueue != Default::default() {
+            options.kueue = self.kueue.source(&default)?;
         }
         options.tags = self.tags.or(options.tags);
         options.filters = self.filters;

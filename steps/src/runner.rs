@@ -41,7 +41,9 @@ pub fn parse_args(
             "--controller" => mode = Some(value(&arg)?),
             "--controller-command" => command = Some(value(&arg)?),
             "--appwrapper-version" => reference_version = Some(value(&arg)?),
-            "--kueue-version" => options.kueue_version = value(&arg)?,
+            "--kueue-version" => {
+                options.kueue = clusters::kueue::KueueSource::release(&value(&arg)?)?
+            }
             "--report-dir" => options.report_dir = PathBuf::from(value(&arg)?),
             "--junit" => options.junit = Some(PathBuf::from(value(&arg)?)),
             "--features" => options.features = Some(PathBuf::from(value(&arg)?)),

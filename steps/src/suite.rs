@@ -195,7 +195,7 @@ fn summarize(h: &Harness, parse_errors: usize, duration: Duration) -> anyhow::Re
     let context = format!(
         "controller under test: {}; Kueue {}; {} scenarios at most at once",
         h.options.controller.name(),
-        h.options.kueue_version,
+        h.options.kueue.label(),
         h.options.concurrency
     );
     crate::report::write_html(

@@ -2,6 +2,7 @@
 //! with our manager config and an image of the pinned binary; ready when Kueue's own e2e
 //! would call it ready.
 
+use std::path::Path;
 use std::time::{Duration, Instant};
 
 use kube::api::{Api, DynamicObject, PostParams};
@@ -11,8 +12,7 @@ use serde_json::{Value, json};
 use super::manifests::{container_mut, find_mut, kustomize, use_loaded_image};
 use super::{InstallError, Target, apply, ready};
 use crate::images;
-use crate::kueue::{KueueVersion, config, objects};
-use crate::toolchain::{self, Component};
+use crate::kueue::{KueueSource, Materialized, config, objects};
 
 pub const NAMESPACE: &str = "kueue-system";
 pub const DEPLOYMENT: &str = "kueue-controller-manager";
@@ -21,53 +21,63 @@ pub const CONFIG_MAP: &str = "kueue-manager-config";
 /// The labels of Kueue's manager pods (for their logs).
 pub const POD_SELECTOR: &str = "control-plane=controller-manager";
 
-pub fn image_reference(version: KueueVersion) -> String {
-    format!("awconf.local/kueue:{version}")
+/// The image of the manager: a release by its tag, anything else by its binary's digest.
+pub fn image_reference(source: &KueueSource, binary: &Path) -> Result<String, InstallError> {
+    Ok(match source {
+        KueueSource::Release(version) => format!("awconf.local/kueue:{version}"),
+        _ => {
+            let digest = super::controller::binary_digest(binary)?;
+            format!("awconf.local/kueue:build-{digest}")
+        }
+    })
 }
 
-/// The release manifests of `version`, edited for this install.
-pub fn manifests(target: &Target, version: KueueVersion) -> Result<Vec<Value>, InstallError> {
-    let component = Component::kueue(&version.to_string());
-    let source = toolchain::module_source(&component, &target.cache, "sigs.k8s.io/kueue")?;
-    let mut objects = kustomize(&target.cache, &source.join("config/default"))?;
-    edit(&mut objects, version)?;
+/// The release manifests of the source's `config/default`, edited for this install.
+pub fn manifests(
+    target: &Target,
+    source: &KueueSource,
+    built: &Materialized,
+    image: &str,
+) -> Result<Vec<Value>, InstallError> {
+    let mut objects = kustomize(&target.cache, &built.config.join("default"))?;
+    edit(&mut objects, image, &source.feature_gates())?;
     Ok(objects)
 }
 
 /// Our image and manager config in the release's objects; nothing else changes.
-pub fn edit(objects: &mut [Value], version: KueueVersion) -> Result<(), InstallError> {
+pub fn edit(
+    objects: &mut [Value],
+    image: &str,
+    gates: &[(&str, bool)],
+) -> Result<(), InstallError> {
     let deployment = find_mut(objects, "Deployment", DEPLOYMENT)?;
-    use_loaded_image(
-        container_mut(deployment, "manager")?,
-        &image_reference(version),
-    );
+    use_loaded_image(container_mut(deployment, "manager")?, image);
     let config_map = find_mut(objects, "ConfigMap", CONFIG_MAP)?;
     config_map["data"] =
-        json!({ "controller_manager_config.yaml": config::render_in_cluster(version) });
+        json!({ "controller_manager_config.yaml": config::render_in_cluster(gates) });
     Ok(())
 }
 
-/// Installs Kueue `version` (the AppWrapper CRD first: Kueue defers its AppWrapper
-/// integration for minutes when the CRD comes later) and waits until it serves.
-pub async fn install(target: &Target, version: &str) -> Result<Duration, InstallError> {
+/// Installs Kueue (the AppWrapper CRD first: Kueue defers its AppWrapper integration for
+/// minutes when the CRD comes later) and waits until it serves.
+pub async fn install(target: &Target, source: &KueueSource) -> Result<Duration, InstallError> {
     let started = Instant::now();
-    let version = KueueVersion::parse(version).map_err(InstallError::Other)?;
     let aw_crd = appwrapper_controller::crd::appwrapper_crd();
     crate::crds::install(&target.client, std::slice::from_ref(&aw_crd)).await?;
 
-    let component = Component::kueue(&version.to_string());
-    let cache = target.cache.clone();
-    let build = component.clone();
-    tokio::task::spawn_blocking(move || toolchain::build_all(std::slice::from_ref(&build), &cache))
-        .await
-        .map_err(|e| InstallError::Other(e.to_string()))??;
-    let binary = component.binary(&target.cache, "kueue");
-    let image = images::binary_image_at(&image_reference(version), &binary, "/manager")?;
-    target.load(image, &format!("kueue-{version}")).await?;
+    let built = {
+        let (source, cache) = (source.clone(), target.cache.clone());
+        tokio::task::spawn_blocking(move || source.materialize(&cache))
+            .await
+            .map_err(|e| InstallError::Other(e.to_string()))??
+    };
+    let reference = image_reference(source, &built.binary)?;
+    let image = images::binary_image_at(&reference, &built.binary, "/manager")?;
+    target.load(image, "kueue").await?;
 
     let rendered = {
-        let target = target.clone();
-        tokio::task::spawn_blocking(move || manifests(&target, version))
+        let (target, source) = (target.clone(), source.clone());
+        tokio::task::spawn_blocking(move || manifests(&target, &source, &built, &reference))
             .await
             .map_err(|e| InstallError::Other(e.to_string()))??
     };
@@ -181,7 +191,8 @@ spec:
 ",
         )
         .unwrap();
-        edit(&mut objects, KueueVersion(0, 19, 2)).unwrap();
+        let gates = crate::kueue::KueueVersion(0, 19, 2).feature_gates();
+        edit(&mut objects, "awconf.local/kueue:v0.19.2", &gates).unwrap();
         let config = objects[0]["data"]["controller_manager_config.yaml"]
             .as_str()
             .unwrap();

@@ -97,7 +97,8 @@ pub struct Target {
 }
 
 impl Target {
-    /// Writes `image` as an archive and loads it into the cluster's runtime.
+    /// Writes `image` as an archive, loads it into the cluster's runtime and removes the
+    /// archive (the runtime keeps its own copy; a controller image is hundreds of MiB).
     pub async fn load(&self, image: Image, file: &str) -> Result<String, InstallError> {
         let reference = image.reference.clone();
         let dir = self.work_dir.join("images");
@@ -105,7 +106,9 @@ impl Target {
         let file = file.to_string();
         tokio::task::spawn_blocking(move || -> Result<(), ImageError> {
             let written = images::write(&image, &dir, &file)?;
-            loader.load(&written.path)
+            let loaded = loader.load(&written.path);
+            let _ = std::fs::remove_file(&written.path);
+            loaded
         })
         .await
         .map_err(|e| InstallError::Other(format!("loading {reference}: {e}")))??;
@@ -117,7 +120,7 @@ impl Target {
 #[derive(Clone, Debug)]
 pub struct Request {
     pub parts: Vec<Part>,
-    pub kueue_version: String,
+    pub kueue: crate::kueue::KueueSource,
     /// Fake nodes KWOK serves (with [`Part::Kwok`]).
     pub fake_nodes: usize,
     pub node_shape: NodeShape,
@@ -140,9 +143,9 @@ pub async fn install(
             Part::Kueue => {
                 progress(format!(
                     "installing Kueue {} from its release manifests",
-                    request.kueue_version
+                    request.kueue.label()
                 ));
-                kueue::install(target, &request.kueue_version).await?
+                kueue::install(target, &request.kueue).await?
             }
             Part::Kwok => {
                 progress(format!(

@@ -3,10 +3,12 @@
 
 use std::path::Path;
 
+#[cfg(test)]
 use super::KueueVersion;
 
 pub struct ConfigInput<'a> {
-    pub version: KueueVersion,
+    /// Feature gates to set (see [`super::KueueSource::feature_gates`]).
+    pub gates: Vec<(&'static str, bool)>,
     pub webhook_port: u16,
     pub health_port: u16,
     pub cert_dir: &'a Path,
@@ -14,8 +16,7 @@ pub struct ConfigInput<'a> {
 
 pub fn render(input: &ConfigInput) -> String {
     let gates: String = input
-        .version
-        .feature_gates()
+        .gates
         .iter()
         .map(|(name, on)| format!("  {name}: {on}\n"))
         .collect();
@@ -54,9 +55,8 @@ featureGates:
 /// The manager config of an in-cluster install: the release's own settings (ports, leader
 /// election, internal certificates) with the suite's integrations and feature gates. The
 /// visibility server stays on: with it off, deleting a namespace hangs on the APIService.
-pub fn render_in_cluster(version: KueueVersion) -> String {
-    let gates: String = version
-        .feature_gates()
+pub fn render_in_cluster(gates: &[(&str, bool)]) -> String {
+    let gates: String = gates
         .iter()
         .filter(|(name, _)| *name != "VisibilityOnDemand")
         .map(|(name, on)| format!("  {name}: {on}\n"))
@@ -97,7 +97,7 @@ mod tests {
     #[test]
     fn out_of_cluster_settings_are_explicit() {
         let text = render(&ConfigInput {
-            version: KueueVersion(0, 19, 2),
+            gates: KueueVersion(0, 19, 2).feature_gates(),
             webhook_port: 19443,
             health_port: 18081,
             cert_dir: Path::new("/w/kueue/certs"),
@@ -118,7 +118,7 @@ mod tests {
 
     #[test]
     fn in_cluster_settings_keep_the_release_ports_and_the_visibility_server() {
-        let text = render_in_cluster(KueueVersion(0, 19, 2));
+        let text = render_in_cluster(&KueueVersion(0, 19, 2).feature_gates());
         let value: serde_json::Value = serde_saphyr::from_str(&text).unwrap();
         assert_eq!(value["webhook"]["port"], 9443);
         assert_eq!(value["health"]["healthProbeBindAddress"], ":8081");
@@ -126,7 +126,8 @@ mod tests {
         assert!(value["featureGates"].get("VisibilityOnDemand").is_none());
         assert!(value.get("internalCertManagement").is_none());
         let old: serde_json::Value =
-            serde_saphyr::from_str(&render_in_cluster(KueueVersion(0, 18, 4))).unwrap();
+            serde_saphyr::from_str(&render_in_cluster(&KueueVersion(0, 18, 4).feature_gates()))
+                .unwrap();
         assert_eq!(old["featureGates"], serde_json::json!({}));
     }
 }

@@ -4,6 +4,7 @@
 pub mod config;
 pub mod objects;
 mod shared;
+mod source;
 mod version;
 mod webhooks;
 
@@ -17,13 +18,13 @@ use k8s_openapi::api::core::v1::Namespace;
 use kube::api::{Api, DynamicObject, Patch, PatchParams, PostParams};
 use serde_json::json;
 
-pub use shared::{host, shared, test_version};
+pub use shared::{host, shared, test_source, test_version};
+pub use source::{KueueSource, Materialized};
 pub use version::KueueVersion;
 
 use crate::cluster::{ClusterError, client_from_kubeconfig};
 use crate::pki::Ca;
 use crate::process::Process;
-use crate::toolchain::{self, Component};
 
 /// Kueue hard-codes where it reads its metrics certificate when internal cert management is off.
 pub const METRICS_CERT_DIR: &str = "/etc/kueue/metrics/certs";
@@ -40,7 +41,7 @@ pub struct KueueHost {
 
 pub struct Kueue {
     host: KueueHost,
-    version: KueueVersion,
+    source: KueueSource,
     webhook_port: u16,
     health_port: u16,
     process: Option<Process>,
@@ -49,13 +50,12 @@ pub struct Kueue {
 impl Kueue {
     /// Builds Kueue if needed, installs its CRDs and the AppWrapper CRD, starts the manager,
     /// registers its webhooks and waits until they answer.
-    pub async fn start(host: KueueHost, version: &str) -> Result<Self, ClusterError> {
-        let version = KueueVersion::parse(version).map_err(ClusterError::Other)?;
+    pub async fn start(host: KueueHost, source: &KueueSource) -> Result<Self, ClusterError> {
         let ports = crate::ports::free_ports(2)
             .map_err(|e| ClusterError::Other(format!("no free ports: {e}")))?;
         let mut kueue = Self {
             host,
-            version,
+            source: source.clone(),
             webhook_port: ports[0],
             health_port: ports[1],
             process: None,
@@ -75,12 +75,12 @@ impl Kueue {
             Err(e) => return Err(e.into()),
         }
         kueue.write_certs()?;
-        kueue.launch(version).await?;
+        kueue.launch(source.clone()).await?;
         Ok(kueue)
     }
 
-    pub fn version(&self) -> KueueVersion {
-        self.version
+    pub fn source(&self) -> &KueueSource {
+        &self.source
     }
 
     pub fn log_path(&self) -> PathBuf {
@@ -98,35 +98,34 @@ impl Kueue {
         }
     }
 
-    /// Starts the same version again after [`Kueue::stop`].
+    /// Starts the same Kueue again after [`Kueue::stop`].
     pub async fn restart(&mut self) -> Result<(), ClusterError> {
         self.stop();
-        self.launch(self.version).await
+        self.launch(self.source.clone()).await
     }
 
     /// Replaces the running manager with another version in place: the new version's CRDs are
     /// applied over the old ones and every existing object is kept.
     pub async fn upgrade(&mut self, version: &str) -> Result<(), ClusterError> {
-        let version = KueueVersion::parse(version).map_err(ClusterError::Other)?;
-        build(&self.host.cache, version).await?;
+        let source = KueueSource::release(version).map_err(ClusterError::Other)?;
+        materialize(&self.host.cache, &source).await?;
         self.stop();
-        self.launch(version).await
+        self.launch(source).await
     }
 
     async fn client(&self) -> Result<kube::Client, ClusterError> {
         client_from_kubeconfig(&self.host.kubeconfig).await
     }
 
-    async fn launch(&mut self, version: KueueVersion) -> Result<(), ClusterError> {
-        let component = build(&self.host.cache, version).await?;
-        let source = toolchain::module_source(&component, &self.host.cache, "sigs.k8s.io/kueue")?;
+    async fn launch(&mut self, source: KueueSource) -> Result<(), ClusterError> {
+        let built = materialize(&self.host.cache, &source).await?;
         let client = self.client().await?;
-        let crds = crate::crds::read_dir(&source.join("config/components/crd/bases"))?;
+        let crds = crate::crds::read_dir(&built.crds)?;
         crate::crds::install(&client, &crds).await?;
 
         let dir = self.host.work_dir.join("kueue");
         let config = config::render(&config::ConfigInput {
-            version,
+            gates: source.feature_gates(),
             webhook_port: self.webhook_port,
             health_port: self.health_port,
             cert_dir: &dir.join("certs"),
@@ -138,7 +137,7 @@ impl Kueue {
             format!("--kubeconfig={}", self.host.kubeconfig.display()),
             "--zap-log-level=info".to_string(),
         ];
-        let binary = component.binary(&self.host.cache, "kueue");
+        let binary = built.binary.clone();
         let process = Process::start(
             "kueue",
             &binary,
@@ -152,9 +151,9 @@ impl Kueue {
         let ready = format!("http://127.0.0.1:{}/readyz", self.health_port);
         let http = reqwest::Client::new();
         crate::local::wait_ready(process, &http, &ready, Duration::from_secs(120)).await?;
-        self.version = version;
+        self.source = source;
 
-        let manifests = source.join("config/components/webhook/manifests.yaml");
+        let manifests = built.config.join("components/webhook/manifests.yaml");
         let text = std::fs::read_to_string(&manifests).map_err(|e| io(&manifests, e))?;
         let docs = serde_saphyr::from_multiple::<serde_json::Value>(&text)
             .map_err(|e| ClusterError::Other(format!("{}: {e}", manifests.display())))?;
@@ -197,13 +196,11 @@ impl Drop for Kueue {
     }
 }
 
-async fn build(cache: &Path, version: KueueVersion) -> Result<Component, ClusterError> {
-    let component = Component::kueue(&version.to_string());
-    let (c, cache) = (component.clone(), cache.to_path_buf());
-    tokio::task::spawn_blocking(move || toolchain::ensure(&c, &cache))
+async fn materialize(cache: &Path, source: &KueueSource) -> Result<Materialized, ClusterError> {
+    let (source, cache) = (source.clone(), cache.to_path_buf());
+    tokio::task::spawn_blocking(move || source.materialize(&cache))
         .await
-        .map_err(|e| ClusterError::Other(e.to_string()))??;
-    Ok(component)
+        .map_err(|e| ClusterError::Other(e.to_string()))?
 }
 
 fn write_pair(pair: &crate::pki::CertPair, dir: &Path) -> Result<(), ClusterError> {

@@ -4,13 +4,18 @@ use std::sync::OnceLock;
 
 use tokio::sync::Mutex;
 
-use super::{Kueue, KueueHost};
+use super::{Kueue, KueueHost, KueueSource};
 use crate::local::{self, LocalCluster};
 use crate::toolchain::KUEUE_DEFAULT;
 
 /// The Kueue version tests run against: `$AWCONF_KUEUE_VERSION`, else the pinned default.
 pub fn test_version() -> String {
     std::env::var("AWCONF_KUEUE_VERSION").unwrap_or_else(|_| KUEUE_DEFAULT.to_string())
+}
+
+/// [`test_version`] as a source.
+pub fn test_source() -> Result<KueueSource, String> {
+    KueueSource::release(&test_version())
 }
 
 pub fn host(cluster: &LocalCluster) -> KueueHost {
@@ -24,16 +29,18 @@ pub fn host(cluster: &LocalCluster) -> KueueHost {
 
 /// The shared cluster with Kueue of `version` running; started on first use on a thread of
 /// its own. The mutex lets `@serial` work stop, restart or upgrade it.
-pub fn shared(version: &str) -> Result<(&'static LocalCluster, &'static Mutex<Kueue>), String> {
+pub fn shared(
+    source: &KueueSource,
+) -> Result<(&'static LocalCluster, &'static Mutex<Kueue>), String> {
     static KUEUE: OnceLock<Result<Mutex<Kueue>, String>> = OnceLock::new();
     let cluster = local::shared()?;
-    let version = version.to_string();
+    let source = source.clone();
     let kueue = KUEUE
         .get_or_init(|| {
             std::thread::spawn(move || {
                 let runtime = tokio::runtime::Runtime::new().map_err(|e| e.to_string())?;
                 runtime
-                    .block_on(Kueue::start(host(cluster), &version))
+                    .block_on(Kueue::start(host(cluster), &source))
                     .map(Mutex::new)
                     .map_err(|e| e.to_string())
             })

@@ -22,9 +22,12 @@ pub async fn up(options: &SuiteOptions) -> anyhow::Result<Environment> {
              --install kueue,kwok"
         );
     }
-    let version = options.kueue_version.clone();
-    println!("awconf: bringing up the embedded cluster with Kueue {version} (built on first use)");
-    let (cluster, kueue) = tokio::task::spawn_blocking(move || clusters::kueue::shared(&version))
+    let source = options.kueue.clone();
+    println!(
+        "awconf: bringing up the embedded cluster with Kueue {} (built on first use)",
+        source.label()
+    );
+    let (cluster, kueue) = tokio::task::spawn_blocking(move || clusters::kueue::shared(&source))
         .await
         .context("the cluster start-up task failed")?
         .map_err(anyhow::Error::msg)?;

@@ -67,7 +67,7 @@ pub async fn up(options: &SuiteOptions) -> anyhow::Result<Environment> {
     config.controller_manager.leader_election = false;
     let request = install::Request {
         parts,
-        kueue_version: options.kueue_version.clone(),
+        kueue: options.kueue.clone(),
         fake_nodes: 2,
         node_shape: NodeShape::gpu(8),
         controller_binary: match image {

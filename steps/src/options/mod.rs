@@ -15,8 +15,8 @@ pub use summary::Summary;
 pub struct SuiteOptions {
     pub cluster: ClusterChoice,
     pub controller: ControllerMode,
-    /// A Kueue release tag such as `v0.19.2`.
-    pub kueue_version: String,
+    /// The Kueue under test: a release tag such as `v0.19.2`, a checkout or a binary.
+    pub kueue: clusters::kueue::KueueSource,
     /// A cucumber tag expression (`@kueue and not @serial`); `None` runs everything.
     pub tags: Option<String>,
     /// Substrings of `feature: scenario`; a scenario runs when it contains any of them (all
@@ -39,7 +39,9 @@ impl Default for SuiteOptions {
         SuiteOptions {
             cluster: ClusterChoice::Local,
             controller: ControllerMode::Embedded,
-            kueue_version: clusters::kueue::test_version(),
+            kueue: clusters::kueue::test_source().unwrap_or_else(|_| {
+                clusters::kueue::KueueSource::Release(clusters::kueue::KueueVersion(0, 19, 2))
+            }),
             tags: None,
             filters: Vec::new(),
             features: None,
@@ -62,6 +64,7 @@ impl SuiteOptions {
     /// The defaults, overridden by `AWCONF_CONTROLLER` (embedded|process|external|reference),
     /// `AWCONF_APPWRAPPER_VERSION` (the reference operator's version),
     /// `AWCONF_CONTROLLER_COMMAND`, `AWCONF_CONTROLLER_BIN`, `AWCONF_KUEUE_VERSION`,
+    /// `AWCONF_KUEUE_SOURCE` (a Kueue checkout),
     /// `AWCONF_TAGS`, `AWCONF_FEATURES`, `AWCONF_JUNIT`, `AWCONF_REPORT_DIR`,
     /// `AWCONF_KEEP_ON_FAILURE` (1/true), `AWCONF_CONCURRENCY`, and for the cluster
     /// `AWCONF_CLUSTER`, `AWCONF_KUBECONFIG`, `AWCONF_CONTEXT`, `AWCONF_INSTALL`,
@@ -86,7 +89,11 @@ impl SuiteOptions {
             ..SuiteOptions::default()
         };
         if let Some(v) = var("AWCONF_KUEUE_VERSION") {
-            options.kueue_version = v;
+            options.kueue = clusters::kueue::KueueSource::release(&v)
+                .map_err(|e| format!("AWCONF_KUEUE_VERSION: {e}"))?;
+        }
+        if let Some(dir) = var("AWCONF_KUEUE_SOURCE") {
+            options.kueue = clusters::kueue::KueueSource::Checkout(dir.into());
         }
         options.tags = var("AWCONF_TAGS");
         if let Some(v) = var("AWCONF_FEATURES") {

@@ -19,11 +19,18 @@ use crate::pki::Ca;
 /// `awconf.local/appwrapper-controller:<digest>`: a new binary gets a new tag, so that
 /// re-installing rolls the Deployment.
 pub fn image_reference(binary: &Path) -> Result<String, InstallError> {
+    Ok(format!(
+        "awconf.local/appwrapper-controller:{}",
+        binary_digest(binary)?
+    ))
+}
+
+/// The first 12 hex digits of the binary's SHA-256: an image tag that changes with it.
+pub fn binary_digest(binary: &Path) -> Result<String, InstallError> {
     let bytes = std::fs::read(binary)
         .map_err(|e| InstallError::Other(format!("reading {}: {e}", binary.display())))?;
     let digest = Sha256::digest(&bytes);
-    let tag: String = digest.iter().take(6).map(|b| format!("{b:02x}")).collect();
-    Ok(format!("awconf.local/appwrapper-controller:{tag}"))
+    Ok(digest.iter().take(6).map(|b| format!("{b:02x}")).collect())
 }
 
 /// A CA and a serving certificate for the webhook Service, as cert-manager would issue
