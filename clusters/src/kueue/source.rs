@@ -33,6 +33,12 @@ pub struct Materialized {
 }
 
 impl KueueSource {
+    /// The release `toolchain::KUEUE_DEFAULT` pins.
+    pub fn pinned() -> Self {
+        KueueSource::release(toolchain::KUEUE_DEFAULT)
+            .unwrap_or(KueueSource::Release(KueueVersion(0, 19, 2)))
+    }
+
     pub fn release(tag: &str) -> Result<Self, String> {
         KueueVersion::parse(tag).map(KueueSource::Release)
     }
@@ -214,5 +220,6 @@ mod tests {
             "checkout /src/kueue"
         );
         assert!(KueueSource::release("main").is_err());
+        assert_eq!(KueueSource::pinned().label(), toolchain::KUEUE_DEFAULT);
     }
 }
