@@ -25,10 +25,14 @@ pub struct RunArgs {
     install: Option<String>,
     /// The controller under test: `embedded` (in this process), `process` (our binary as a
     /// child, killable with SIGKILL), `reference` (the reference Go operator, built from its
-    /// module), `external` (the command after `--`), or `in-cluster` (our controller
-    /// installed into the cluster from its install manifests).
-    #[arg(long, default_value = "embedded", value_parser = ["embedded", "process", "reference", "external", "in-cluster"])]
+    /// module), `external` (the command after `--`), `in-cluster` (our controller
+    /// installed into the cluster from its install manifests) or `installed` (a controller
+    /// already in the cluster, ours or the reference, with the release's object names).
+    #[arg(long, default_value = "embedded", value_parser = ["embedded", "process", "reference", "external", "in-cluster", "installed"])]
     controller: String,
+    /// With `--controller installed`: its namespace.
+    #[arg(long, value_name = "NS")]
+    namespace: Option<String>,
     /// With `--controller in-cluster`: a published image of the controller, instead of our
     /// binary made into an image and loaded into the nodes.
     #[arg(long)]
@@ -77,10 +81,15 @@ impl RunArgs {
             self.image.is_none() || self.controller == "in-cluster",
             "--image goes with --controller in-cluster"
         );
+        anyhow::ensure!(
+            self.namespace.is_none() || self.controller == "installed",
+            "--namespace goes with --controller installed"
+        );
         options.controller = ControllerMode::parse(&self.controller, command, None)
             .map_err(anyhow::Error::msg)?
             .with_reference_version(self.appwrapper_version)
-            .with_image(self.image);
+            .with_image(self.image)
+            .with_namespace(self.namespace);
         options.cluster = ClusterChoice::parse(
             &self.cluster,
             self.kubeconfig,

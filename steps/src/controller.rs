@@ -201,7 +201,7 @@ impl ControllerUnderTest {
                     .with_context(|| format!("starting {}", binary.display()))?,
                 )
             }
-            ControllerMode::InCluster { .. } => {
+            ControllerMode::InCluster { .. } | ControllerMode::Installed { .. } => {
                 self.in_cluster()?.start(Duration::from_secs(120)).await?;
                 Running::InCluster
             }

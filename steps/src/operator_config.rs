@@ -17,8 +17,8 @@ pub enum Placement<'a> {
         cert_dir: &'a Path,
         namespace: &'a str,
     },
-    /// A pod: the release's ports and certificate place.
-    InCluster,
+    /// A pod in `namespace`: the release's ports and certificate place.
+    InCluster { namespace: &'a str },
 }
 
 fn nanos(d: &GoDuration) -> i128 {
@@ -68,8 +68,8 @@ pub fn operator_config(config: &Config, placement: &Placement) -> anyhow::Result
                 "leaderElection": false,
             }),
         ),
-        Placement::InCluster => (
-            json!({}),
+        Placement::InCluster { namespace } => (
+            json!({ "namespace": namespace }),
             json!({
                 "metrics": { "bindAddress": ":8443" },
                 "health": { "bindAddress": ":8081" },

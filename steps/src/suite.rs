@@ -47,6 +47,7 @@ pub async fn run_suite(options: SuiteOptions) -> anyhow::Result<Summary> {
         kueue_log,
         controller,
         webhook_server,
+        restore,
         capabilities,
         keep,
     } = environment;
@@ -64,7 +65,13 @@ pub async fn run_suite(options: SuiteOptions) -> anyhow::Result<Summary> {
     harness::install(Arc::clone(&harness));
     let run = run_features(&harness, tags).await;
     harness::uninstall();
-    Environment::down(&harness.controller, webhook_server).await;
+    Environment::down(
+        &harness.controller,
+        webhook_server,
+        restore,
+        &harness.watch_client,
+    )
+    .await;
     harness.monitor.stop();
     drop(keep);
     let parse_errors = run?;

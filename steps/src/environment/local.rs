@@ -43,6 +43,7 @@ pub async fn up(options: &SuiteOptions) -> anyhow::Result<Environment> {
         kueue_log,
         controller,
         webhook_server,
+        restore: None,
         capabilities: cluster.capabilities(),
         keep: Vec::new(),
     })
@@ -87,7 +88,7 @@ async fn controller_with_webhooks(
             start_reference(&mut controller, client, watch_client).await?;
             Ok((controller, None))
         }
-        ControllerMode::InCluster { .. } => {
+        ControllerMode::InCluster { .. } | ControllerMode::Installed { .. } => {
             anyhow::bail!("an in-cluster controller needs a cluster that runs its pod")
         }
         ControllerMode::Embedded | ControllerMode::Process { .. } => {

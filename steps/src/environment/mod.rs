@@ -2,6 +2,7 @@
 //! controller under test with its webhooks, and the ResourceFlavor. On the local cluster they
 //! run on this machine ([`local`]); on any other cluster they run inside it ([`remote`]).
 
+mod installed;
 mod local;
 mod remote;
 
@@ -27,6 +28,8 @@ pub struct Environment {
     pub controller: ControllerUnderTest,
     /// The embedded controller's webhook server, which outlives the controller.
     pub webhook_server: Option<WebhookServer>,
+    /// What the run changed on an installed controller, put back at the end.
+    pub restore: Option<installed::Restore>,
     pub capabilities: clusters::Capabilities,
     /// Kept for the run and released after it: a created cluster, followed logs.
     pub keep: Vec<Box<dyn std::any::Any + Send + Sync>>,
@@ -48,7 +51,12 @@ impl Environment {
     pub async fn down(
         controller: &tokio::sync::Mutex<ControllerUnderTest>,
         webhook_server: Option<WebhookServer>,
+        restore: Option<installed::Restore>,
+        client: &kube::Client,
     ) {
+        if let Some(restore) = restore {
+            restore.apply(client).await;
+        }
         let mut controller = controller.lock().await;
         if !controller.mode().in_cluster()
             && let Err(e) = controller.stop().await

@@ -17,7 +17,7 @@ use clusters::{
     KindOptions, Provider,
 };
 
-use super::{Environment, steps_client};
+use super::{Environment, installed, steps_client};
 use crate::controller::{ControllerUnderTest, find_binary, suite_config};
 use crate::operator_config::{Placement, operator_config};
 use crate::options::{ClusterChoice, ControllerMode, SuiteOptions};
@@ -32,20 +32,27 @@ struct Reached {
 }
 
 pub async fn up(options: &SuiteOptions) -> anyhow::Result<Environment> {
-    let ControllerMode::InCluster { image } = &options.controller else {
-        anyhow::bail!(
+    let (image, namespace) = match &options.controller {
+        ControllerMode::InCluster { image } => (image.clone(), controller_manifests::NAMESPACE),
+        ControllerMode::Installed { namespace } => (None, namespace.as_str()),
+        other => anyhow::bail!(
             "--controller {} runs on this machine beside the local cluster; on another cluster \
-             use --controller in-cluster",
-            options.controller.name()
-        );
+             use --controller in-cluster or installed",
+            other.name()
+        ),
     };
+    let installed = matches!(options.controller, ControllerMode::Installed { .. });
     let reached = reach(&options.cluster).await?;
     let mut parts = reached.install.clone();
-    if !parts.contains(&Part::Controller) {
+    if installed {
+        parts.retain(|p| *p != Part::Controller);
+    } else if !parts.contains(&Part::Controller) {
         parts.push(Part::Controller);
     }
     let client = clusters::cluster::client_from_kubeconfig(&reached.kubeconfig).await?;
-    let needs_images = image.is_none() || parts.iter().any(|p| *p != Part::Controller);
+    let needs_images = parts
+        .iter()
+        .any(|p| *p != Part::Controller || image.is_none());
     let loader = match (&reached.loader, needs_images) {
         (Some(loader), _) => loader.clone(),
         (None, false) => Loader::K3sImagesDir {
@@ -70,14 +77,17 @@ pub async fn up(options: &SuiteOptions) -> anyhow::Result<Environment> {
         kueue: options.kueue.clone(),
         fake_nodes: 2,
         node_shape: NodeShape::gpu(8),
-        controller_binary: match image {
-            Some(_) => None,
-            None => Some(find_binary()?),
+        controller_binary: match (&image, installed) {
+            (None, false) => Some(find_binary()?),
+            _ => None,
         },
         controller: controller_manifests::Settings {
             // Scenarios that keep the controller down still create AppWrappers.
             failure_policy: "Ignore".into(),
-            config_yaml: crate::yaml::render(&operator_config(&config, &Placement::InCluster)?),
+            config_yaml: crate::yaml::render(&operator_config(
+                &config,
+                &Placement::InCluster { namespace },
+            )?),
             ..controller_manifests::Settings::release(image.as_deref().unwrap_or_default())
         },
     };
@@ -93,7 +103,7 @@ pub async fn up(options: &SuiteOptions) -> anyhow::Result<Environment> {
     )?;
     let controller = ControllerUnderTest::new(
         options.controller.clone(),
-        config,
+        config.clone(),
         &reached.kubeconfig,
         &options.report_dir,
     )?;
@@ -103,16 +113,21 @@ pub async fn up(options: &SuiteOptions) -> anyhow::Result<Environment> {
         .context("an in-cluster controller has a log file")?;
     let controller_logs = PodLogs::follow(
         client.clone(),
-        controller_manifests::NAMESPACE,
+        namespace,
         controller_manifests::POD_SELECTOR,
         &controller_log,
     )?;
-    let controller = controller.with_workload(Workload {
+    let workload = Workload {
         client: client.clone(),
-        namespace: controller_manifests::NAMESPACE.into(),
+        namespace: namespace.into(),
         deployment: controller_manifests::DEPLOYMENT.into(),
         selector: controller_manifests::POD_SELECTOR.into(),
-    });
+    };
+    let restore = match installed {
+        true => Some(installed::configure(&client, namespace, &config, &workload).await?),
+        false => None,
+    };
+    let controller = controller.with_workload(workload);
     crate::webhook::wait_until_effective(&client).await?;
     let fake_gpu_nodes = advertises_gpus(&client).await?;
     Ok(Environment {
@@ -122,6 +137,7 @@ pub async fn up(options: &SuiteOptions) -> anyhow::Result<Environment> {
         kueue_log,
         controller,
         webhook_server: None,
+        restore,
         capabilities: Capabilities {
             // Checked above: the suite's stages are there.
             simulated_pod_outcomes: true,

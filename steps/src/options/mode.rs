@@ -23,6 +23,11 @@ pub enum ControllerMode {
     /// binary made into an image and loaded into the nodes. Stopping scales its Deployment to
     /// zero; killing also deletes its pod with grace period 0.
     InCluster { image: Option<String> },
+    /// A controller already installed in the cluster, in `namespace`, with the reference
+    /// operator's release object names (Deployment `appwrapper-controller-manager`, ConfigMap
+    /// `appwrapper-operator-config`): ours or the reference. The run writes the suite's
+    /// settings into its ConfigMap and restarts it; stops and kills go through its Deployment.
+    Installed { namespace: String },
 }
 
 impl ControllerMode {
@@ -40,6 +45,9 @@ impl ControllerMode {
                 version: clusters::toolchain::APPWRAPPER_DEFAULT.to_string(),
             }),
             "in-cluster" => Ok(ControllerMode::InCluster { image: None }),
+            "installed" => Ok(ControllerMode::Installed {
+                namespace: "appwrapper-system".into(),
+            }),
             "external" => command
                 .filter(|c| !c.trim().is_empty())
                 .map(|command| ControllerMode::External { command })
@@ -48,7 +56,7 @@ impl ControllerMode {
                         .to_string()
                 }),
             other => Err(format!(
-                "unknown controller mode {other:?}: expected embedded, process, external, reference or in-cluster"
+                "unknown controller mode {other:?}: expected embedded, process, external, reference, in-cluster or installed"
             )),
         }
     }
@@ -60,6 +68,7 @@ impl ControllerMode {
             ControllerMode::External { .. } => "external",
             ControllerMode::Reference { .. } => "reference",
             ControllerMode::InCluster { .. } => "in-cluster",
+            ControllerMode::Installed { .. } => "installed",
         }
     }
 
@@ -83,10 +92,23 @@ impl ControllerMode {
         }
     }
 
+    /// Sets the installed controller's namespace (a no-op for the other modes).
+    pub fn with_namespace(self, namespace: Option<String>) -> Self {
+        match (self, namespace) {
+            (ControllerMode::Installed { .. }, Some(namespace)) => {
+                ControllerMode::Installed { namespace }
+            }
+            (mode, _) => mode,
+        }
+    }
+
     /// Whether this controller runs in the cluster (the others run on this machine and
     /// need the local cluster).
     pub fn in_cluster(&self) -> bool {
-        matches!(self, ControllerMode::InCluster { .. })
+        matches!(
+            self,
+            ControllerMode::InCluster { .. } | ControllerMode::Installed { .. }
+        )
     }
 
     /// A child process that the suite starts and kills (our binary or the reference).
@@ -120,6 +142,14 @@ mod tests {
             })
         );
         assert!(ControllerMode::parse("kind", None, None).is_err());
+        let installed = ControllerMode::parse("installed", None, None).unwrap();
+        assert!(installed.in_cluster());
+        assert_eq!(
+            installed.with_namespace(Some("aw".into())),
+            ControllerMode::Installed {
+                namespace: "aw".into()
+            }
+        );
         let in_cluster = ControllerMode::parse("in-cluster", None, None).unwrap();
         assert!(in_cluster.in_cluster());
         assert_eq!(
