@@ -157,6 +157,26 @@ impl Window {
     }
 }
 
+/// When `since` happened. A controller may be slow to start it (deleting, say, after the
+/// phase already says Suspending), so it is waited for, but no longer than the window lasts.
+async fn moment(
+    w: &AwWorld,
+    name: &str,
+    since: Moment,
+    within: u64,
+) -> anyhow::Result<DateTime<Utc>> {
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(within);
+    loop {
+        match since.of(&w.existing(name).await?) {
+            Ok(at) => return Ok(at),
+            Err(why) if std::time::Instant::now() > deadline => {
+                return Err(anyhow::anyhow!("{why}"));
+            }
+            Err(_) => tokio::time::sleep(POLL).await,
+        }
+    }
+}
+
 /// Polls the AppWrapper until `judge` finds what it expects (`Err(diff)` while not), and places
 /// that change in `window` after `since`; returns when it was seen, in seconds after `since`.
 async fn arrives<J>(
@@ -170,9 +190,7 @@ async fn arrives<J>(
 where
     J: Fn(&Value) -> Result<(), String>,
 {
-    let origin = since
-        .of(&w.existing(name).await?)
-        .map_err(anyhow::Error::msg)?;
+    let origin = moment(w, name, since, window.to).await?;
     let context = |problem: String| {
         anyhow::anyhow!(
             "AppWrapper {name}: {what} between {}s and {}s after it {}: {problem}",
