@@ -27,6 +27,14 @@ pub struct InstallArgs {
     gpus_per_node: u32,
     #[command(flatten)]
     images: ImageArgs,
+    /// Also install the reference operator from its own release manifests (its module's
+    /// `config/default`), running its pinned binary as the image, or --image.
+    #[arg(long, value_name = "VERSION", num_args = 0..=1, default_missing_value = toolchain::APPWRAPPER_DEFAULT)]
+    reference: Option<String>,
+    /// With --reference: run our controller's image in the reference's manifests (the
+    /// drop-in check).
+    #[arg(long, requires = "reference")]
+    ours: bool,
 }
 
 /// How the controller's image is chosen and how built images reach the nodes.
@@ -76,6 +84,10 @@ pub fn controller_binary() -> anyhow::Result<PathBuf> {
 impl InstallArgs {
     pub async fn run(self) -> anyhow::Result<ExitCode> {
         let parts = install::parse_parts(&self.components).map_err(anyhow::Error::msg)?;
+        anyhow::ensure!(
+            self.reference.is_none() || !parts.contains(&Part::Controller),
+            "--reference installs the controller; leave controller out of --components"
+        );
         let client = clusters::cluster::client_from_kubeconfig(&self.kubeconfig).await?;
         let loader = self.images.loader(&self.kubeconfig)?;
         let controller_binary = match (&self.images.image, parts.contains(&Part::Controller)) {
@@ -100,6 +112,23 @@ impl InstallArgs {
             ),
         };
         install::install(&target, &request, &|line| eprintln!("awconf: {line}")).await?;
+        if let Some(version) = &self.reference {
+            let image = match (self.ours, &self.images.image) {
+                (true, _) => {
+                    let binary = self::controller_binary()?;
+                    let reference = install::controller::image_reference(&binary)?;
+                    let image = clusters::images::binary_image_at(&reference, &binary, "/manager")?;
+                    Some(target.load(image, "appwrapper-controller").await?)
+                }
+                (false, image) => image.clone(),
+            };
+            eprintln!(
+                "awconf: installing the reference operator {version} from its release manifests{}",
+                if self.ours { ", running our controller" } else { "" }
+            );
+            let took = install::reference::install(&target, version, image.as_deref()).await?;
+            eprintln!("awconf: reference manifests ready in {:.0}s", took.as_secs_f64());
+        }
         Ok(ExitCode::SUCCESS)
     }
 }

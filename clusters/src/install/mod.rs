@@ -9,6 +9,7 @@ pub mod kwok;
 pub mod logs;
 pub mod manifests;
 pub mod ready;
+pub mod reference;
 pub mod scale;
 
 use std::path::PathBuf;
