@@ -11,6 +11,7 @@ pub mod discovery;
 pub mod duration;
 pub mod endpoints;
 pub mod events;
+pub mod https;
 pub mod leader;
 pub mod merge_patch;
 pub mod metrics;
