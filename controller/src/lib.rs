@@ -3,6 +3,7 @@
 pub mod act;
 pub mod annotations;
 pub mod api;
+pub mod certs;
 pub mod conditions;
 pub mod config;
 pub mod crd;
