@@ -8,7 +8,10 @@ use anyhow::Context as _;
 use appwrapper_controller::certs::{NOT_READY, Readiness, Rotator, Settings};
 use appwrapper_controller::config::Config;
 use appwrapper_controller::config::config_map;
-use appwrapper_controller::endpoints::{ReadyCheck, bind_address, serve_endpoints};
+use appwrapper_controller::endpoints::{
+    EndpointOptions, MetricsAuth, ReadyCheck, bind_address, default_metrics_cert_dir,
+    serve_endpoints,
+};
 use appwrapper_controller::metrics::Metrics;
 use appwrapper_controller::namespace::operator_namespace;
 use appwrapper_controller::run::run_with_metrics;
@@ -43,6 +46,11 @@ struct Args {
     /// certificate there is served as it is and no Secret is managed.
     #[arg(long, default_value = DEFAULT_CERT_DIR)]
     webhook_cert_dir: PathBuf,
+    /// Directory of the metrics server's certificate (tls.crt and tls.key); when they are not
+    /// both there at start, a self-signed certificate is used. Default:
+    /// $TMPDIR/k8s-metrics-server/serving-certs, as controller-runtime's.
+    #[arg(long)]
+    metrics_cert_dir: Option<PathBuf>,
     /// Address of the webhook server (HTTPS).
     #[arg(long, default_value = ":9443")]
     webhook_bind_address: String,
@@ -148,13 +156,18 @@ async fn main() -> anyhow::Result<()> {
     };
     let metrics = Arc::new(Metrics::default());
     let manager = &config.controller_manager;
-    let _endpoints = serve_endpoints(
-        &manager.metrics.bind_address,
-        &manager.health.bind_address,
-        Arc::clone(&metrics),
-        Arc::clone(&ready),
-    )
-    .await?;
+    let options = EndpointOptions {
+        metrics_bind: manager.metrics.bind_address.clone(),
+        health_bind: manager.health.bind_address.clone(),
+        metrics_cert_dir: args
+            .metrics_cert_dir
+            .clone()
+            .unwrap_or_else(default_metrics_cert_dir),
+        http2: manager.enable_http2,
+    };
+    let auth = Arc::new(MetricsAuth::new(client.clone()));
+    let _endpoints =
+        serve_endpoints(&options, Arc::clone(&metrics), auth, Arc::clone(&ready)).await?;
 
     if webhooks.is_some() {
         tokio::select! {

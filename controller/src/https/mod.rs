@@ -5,6 +5,7 @@ mod self_signed;
 
 use std::net::SocketAddr;
 use std::sync::Arc;
+use std::time::Duration;
 
 use axum::Router;
 use hyper_util::rt::{TokioExecutor, TokioIo};
@@ -94,5 +95,26 @@ async fn serve_connection(
         .await
     {
         tracing::debug!("{what} connection from {peer}: {e}");
+    }
+}
+
+/// Checks the certificate files every `interval` and loads them when they change, until
+/// `stopped` turns true.
+pub async fn reload_loop(
+    what: &'static str,
+    certs: Arc<ReloadingCert>,
+    interval: Duration,
+    mut stopped: watch::Receiver<bool>,
+) {
+    loop {
+        tokio::select! {
+            _ = stopped.wait_for(|s| *s) => return,
+            () = tokio::time::sleep(interval) => {}
+        }
+        match certs.reload_if_changed() {
+            Ok(true) => tracing::info!("{what} certificate (re)loaded"),
+            Ok(false) => {}
+            Err(e) => tracing::debug!("{what} certificate not reloaded: {e}"),
+        }
     }
 }

@@ -14,7 +14,9 @@ use tokio::sync::watch;
 use tokio::task::JoinHandle;
 
 use super::admission::{Review, Webhooks};
-use crate::https::{CertError, ReloadingCert, accept_loop, crypto_provider, server_config};
+use crate::https::{
+    CertError, ReloadingCert, accept_loop, crypto_provider, reload_loop, server_config,
+};
 
 pub const MUTATE_PATH: &str = "/mutate-workload-codeflare-dev-v1beta2-appwrapper";
 pub const VALIDATE_PATH: &str = "/validate-workload-codeflare-dev-v1beta2-appwrapper";
@@ -136,7 +138,12 @@ pub async fn serve(
     })?;
     let (stop, stopped) = watch::channel(false);
     let app = router(Arc::new(webhooks));
-    let reloader = reload_loop(Arc::clone(&certs), options.reload_interval, stopped.clone());
+    let reloader = reload_loop(
+        "webhook",
+        Arc::clone(&certs),
+        options.reload_interval,
+        stopped.clone(),
+    );
     let task = tokio::spawn(async move {
         tokio::join!(
             accept_loop("webhook", listener, tls, app, stopped),
@@ -150,22 +157,4 @@ pub async fn serve(
         stop,
         task,
     })
-}
-
-async fn reload_loop(
-    certs: Arc<ReloadingCert>,
-    interval: Duration,
-    mut stopped: watch::Receiver<bool>,
-) {
-    loop {
-        tokio::select! {
-            _ = stopped.wait_for(|s| *s) => return,
-            () = tokio::time::sleep(interval) => {}
-        }
-        match certs.reload_if_changed() {
-            Ok(true) => tracing::info!("webhook certificate (re)loaded"),
-            Ok(false) => {}
-            Err(e) => tracing::debug!("webhook certificate not reloaded: {e}"),
-        }
-    }
 }
