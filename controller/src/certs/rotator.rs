@@ -376,8 +376,10 @@ mod tests {
 
     #[test]
     fn the_certificate_names_the_service_in_the_operator_namespace() {
-        let mut config = CertManagementConfig::default();
-        config.namespace = "appwrapper-system".to_owned();
+        let config = CertManagementConfig {
+            namespace: "appwrapper-system".to_owned(),
+            ..Default::default()
+        };
         let settings = Settings::from_config(&config);
         assert_eq!(
             settings.names.service_dns,

@@ -3,6 +3,7 @@
 //! AppWrapper, a requeue adds it when due, and a reconcile takes it.
 
 use std::collections::HashMap;
+use std::collections::hash_map::Entry;
 use std::hash::Hash;
 use std::time::{Duration, Instant};
 
@@ -29,8 +30,8 @@ impl<K: Hash + Eq + Clone> QueueTracker<K> {
     pub fn add(&mut self, key: K, now: Instant) -> u64 {
         let mut adds = self.promote(now);
         self.due.remove(&key);
-        if !self.queued.contains_key(&key) {
-            self.queued.insert(key, now);
+        if let Entry::Vacant(entry) = self.queued.entry(key) {
+            entry.insert(now);
             adds += 1;
         }
         adds
@@ -57,8 +58,8 @@ impl<K: Hash + Eq + Clone> QueueTracker<K> {
         let mut adds = 0;
         for (key, at) in ready {
             self.due.remove(&key);
-            if !self.queued.contains_key(&key) {
-                self.queued.insert(key, at);
+            if let Entry::Vacant(entry) = self.queued.entry(key) {
+                entry.insert(at);
                 adds += 1;
             }
         }
