@@ -14,7 +14,7 @@ use k8s_openapi::api::batch::v1::Job;
 use k8s_openapi::api::core::v1::{Node, Pod};
 use k8s_openapi::jiff::Timestamp;
 use kube::api::{Api, ListParams};
-use kube::runtime::controller::{Action, Controller};
+use kube::runtime::controller::{self, Action, Controller};
 use kube::runtime::reflector::{self, ObjectRef, Store};
 use kube::runtime::{WatchStreamExt, watcher};
 use kube::{Client, ResourceExt};
@@ -199,8 +199,9 @@ async fn reconcile_until(
     let queued = Arc::clone(&ctx.metrics);
     let triggers = reflector::reflector(writer, watcher(appwrappers, watcher::Config::default()))
         .applied_objects()
-        .inspect_ok(move |aw| queued.queue_add(queue_key(&ObjectRef::from_obj(aw))));
+        .inspect_ok(move |aw| queued.queue_add(key_of(&ObjectRef::from_obj(aw))));
     ctx.metrics.controller_started();
+    let dequeued = Arc::clone(&ctx.metrics);
     let controller = Controller::for_stream(triggers, store)
         .watches(
             Api::<Pod>::all(client.clone()),
@@ -210,8 +211,13 @@ async fn reconcile_until(
         .watches(Api::<Job>::all(client), labelled(), owner(&ctx.metrics))
         .graceful_shutdown_on(stop.map(|_| ()))
         .run(reconcile, error_policy, ctx)
-        .for_each(|result| {
+        .for_each(move |result| {
             if let Err(e) = result {
+                // controller-runtime would dequeue and reconcile it (finding nothing to do);
+                // kube-runtime drops it, which the work-queue metrics must see too.
+                if let controller::Error::ObjectNotFound(gone) = &e {
+                    dequeued.queue_take(&queue_key(gone.namespace.as_deref(), &gone.name));
+                }
                 tracing::debug!("controller: {e}");
             }
             future::ready(())
@@ -227,12 +233,12 @@ async fn reconcile_until(
 }
 
 /// An AppWrapper in the work-queue metrics.
-fn queue_key(aw: &ObjectRef<AppWrapper>) -> String {
-    format!(
-        "{}/{}",
-        aw.namespace.as_deref().unwrap_or_default(),
-        aw.name
-    )
+fn queue_key(namespace: Option<&str>, name: &str) -> String {
+    format!("{}/{name}", namespace.unwrap_or_default())
+}
+
+fn key_of(aw: &ObjectRef<AppWrapper>) -> String {
+    queue_key(aw.namespace.as_deref(), &aw.name)
 }
 
 /// [`owner_of`], counting the trigger in the work-queue metrics.
@@ -242,7 +248,7 @@ fn owner<K: ResourceExt>(
     let metrics = Arc::clone(metrics);
     move |obj| {
         let owner = owner_of(obj)?;
-        metrics.queue_add(queue_key(&owner));
+        metrics.queue_add(key_of(&owner));
         Some(owner)
     }
 }
@@ -255,7 +261,7 @@ fn owner_of<K: ResourceExt>(obj: K) -> Option<ObjectRef<AppWrapper>> {
 }
 
 async fn reconcile(trigger: Arc<AppWrapper>, ctx: Arc<Context>) -> Result<Action, ReconcileError> {
-    let key = queue_key(&ObjectRef::from_obj(&*trigger));
+    let key = key_of(&ObjectRef::from_obj(&*trigger));
     ctx.metrics.queue_take(&key);
     let started = Instant::now();
     let result = reconcile_appwrapper(&trigger, &ctx).await;
@@ -350,7 +356,7 @@ fn error_policy(aw: Arc<AppWrapper>, error: &ReconcileError, ctx: Arc<Context>) 
     });
     let delay = backoff(attempts);
     ctx.metrics
-        .queue_add_after(queue_key(&ObjectRef::from_obj(&*aw)), delay);
+        .queue_add_after(key_of(&ObjectRef::from_obj(&*aw)), delay);
     let conflict = matches!(error, ReconcileError::Act(e) if e.is_conflict());
     if conflict {
         tracing::debug!(appwrapper = %aw.name_any(), "reconcile conflict, retrying in {delay:?}: {error}");

@@ -79,6 +79,13 @@ pub enum SyncError {
     },
 }
 
+impl SyncError {
+    /// Another replica wrote the Secret between our read and our write.
+    fn is_conflict(&self) -> bool {
+        matches!(self, SyncError::Write { source: kube::Error::Api(status), .. } if status.code == 409)
+    }
+}
+
 /// A running rotator; it stops when [`Rotator::stop`] is called or it is dropped (which closes
 /// its stop channel).
 pub struct Rotator {
@@ -128,6 +135,12 @@ async fn run(
             Ok(()) => {
                 failures = 0;
                 CHECK_EVERY
+            }
+            Err(e) if e.is_conflict() => {
+                tracing::info!(
+                    "webhook certificate: another replica changed it first; reading it again"
+                );
+                Duration::from_millis(100)
             }
             Err(e) => {
                 failures = failures.saturating_add(1);
