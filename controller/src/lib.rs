@@ -3,6 +3,7 @@
 pub mod act;
 pub mod annotations;
 pub mod api;
+pub mod certs;
 pub mod conditions;
 pub mod config;
 pub mod crd;
@@ -11,6 +12,7 @@ pub mod discovery;
 pub mod duration;
 pub mod endpoints;
 pub mod events;
+pub mod https;
 pub mod leader;
 pub mod merge_patch;
 pub mod metrics;

@@ -5,9 +5,13 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use anyhow::Context as _;
+use appwrapper_controller::certs::{NOT_READY, Readiness, Rotator, Settings};
 use appwrapper_controller::config::Config;
 use appwrapper_controller::config::config_map;
-use appwrapper_controller::endpoints::{ReadyCheck, bind_address, serve_endpoints};
+use appwrapper_controller::endpoints::{
+    EndpointOptions, MetricsAuth, ReadyCheck, bind_address, default_metrics_cert_dir,
+    serve_endpoints,
+};
 use appwrapper_controller::metrics::Metrics;
 use appwrapper_controller::namespace::operator_namespace;
 use appwrapper_controller::run::run_with_metrics;
@@ -37,9 +41,16 @@ struct Args {
     /// Log level: a level name or a zap verbosity integer (0 = info, higher = more verbose).
     #[arg(long, default_value = "info")]
     zap_log_level: String,
-    /// Directory holding the webhook serving certificate as tls.crt and tls.key.
+    /// Directory the webhook server reads tls.crt and tls.key from (where the Secret is
+    /// mounted). With `certManagement.namespace` empty (out of cluster, no NAMESPACE) the
+    /// certificate there is served as it is and no Secret is managed.
     #[arg(long, default_value = DEFAULT_CERT_DIR)]
     webhook_cert_dir: PathBuf,
+    /// Directory of the metrics server's certificate (tls.crt and tls.key); when they are not
+    /// both there at start, a self-signed certificate is used. Default:
+    /// $TMPDIR/k8s-metrics-server/serving-certs, as controller-runtime's.
+    #[arg(long)]
+    metrics_cert_dir: Option<PathBuf>,
     /// Address of the webhook server (HTTPS).
     #[arg(long, default_value = ":9443")]
     webhook_bind_address: String,
@@ -140,30 +151,27 @@ async fn main() -> anyhow::Result<()> {
         None
     };
     let ready: ReadyCheck = match &webhooks {
-        Some(server) => {
-            let certs = server.certs();
-            Arc::new(move || {
-                certs
-                    .is_ready()
-                    .then_some(())
-                    .ok_or_else(|| "certificates are not ready".to_owned())
-            })
-        }
+        Some(webhooks) => webhooks.ready_check(),
         None => Arc::new(|| Ok(())),
     };
     let metrics = Arc::new(Metrics::default());
     let manager = &config.controller_manager;
-    let _endpoints = serve_endpoints(
-        &manager.metrics.bind_address,
-        &manager.health.bind_address,
-        Arc::clone(&metrics),
-        ready,
-    )
-    .await?;
+    let options = EndpointOptions {
+        metrics_bind: manager.metrics.bind_address.clone(),
+        health_bind: manager.health.bind_address.clone(),
+        metrics_cert_dir: args
+            .metrics_cert_dir
+            .clone()
+            .unwrap_or_else(default_metrics_cert_dir),
+        http2: manager.enable_http2,
+    };
+    let auth = Arc::new(MetricsAuth::new(client.clone()));
+    let _endpoints =
+        serve_endpoints(&options, Arc::clone(&metrics), auth, Arc::clone(&ready)).await?;
 
-    if let Some(server) = &webhooks {
+    if webhooks.is_some() {
         tokio::select! {
-            () = certs_ready(server) => {}
+            () = certs_ready(&ready) => {}
             () = shutdown_signal() => return Ok(()),
         }
     }
@@ -177,7 +185,60 @@ async fn main() -> anyhow::Result<()> {
     }
 }
 
+/// The webhook server and, when this replica manages its certificate, the rotator.
+struct WebhookSide {
+    server: WebhookServer,
+    _rotator: Option<Rotator>,
+    managed: Option<Arc<Readiness>>,
+}
+
+impl WebhookSide {
+    /// Not ready until the managed certificate is mounted and its CA injected, then until the
+    /// webhook server has loaded a certificate.
+    fn ready_check(&self) -> ReadyCheck {
+        let managed = self.managed.clone();
+        let loaded = self.server.certs();
+        Arc::new(move || {
+            if let Some(managed) = &managed {
+                managed.check()?;
+            }
+            if loaded.is_ready() {
+                Ok(())
+            } else {
+                Err(format!(
+                    "{NOT_READY}: the webhook server has no certificate yet"
+                ))
+            }
+        })
+    }
+}
+
 async fn start_webhooks(
+    args: &Args,
+    config: &Config,
+    client: Client,
+) -> anyhow::Result<WebhookSide> {
+    let certs = &config.cert_management;
+    let (rotator, managed) = if certs.namespace.is_empty() {
+        tracing::warn!(
+            dir = %args.webhook_cert_dir.display(),
+            "certManagement.namespace is empty: serving the certificate in the directory as it is"
+        );
+        (None, None)
+    } else {
+        let rotator = Rotator::start(client.clone(), Settings::from_config(certs));
+        let readiness = Readiness::new(rotator.established(), &certs.certificate_dir);
+        (Some(rotator), Some(Arc::new(readiness)))
+    };
+    let server = serve_webhooks(args, config, client).await?;
+    Ok(WebhookSide {
+        server,
+        _rotator: rotator,
+        managed,
+    })
+}
+
+async fn serve_webhooks(
     args: &Args,
     config: &Config,
     client: Client,
@@ -195,12 +256,13 @@ async fn start_webhooks(
     Ok(serve(options, Webhooks::new(config, client)).await?)
 }
 
-/// Controllers start only once the webhook has a certificate (§7.1 step 7).
-async fn certs_ready(server: &WebhookServer) {
-    if !server.certs_ready() {
-        tracing::info!("waiting for the webhook certificate");
+/// Controllers start only once the webhook certificate is ready (§7.1 step 7).
+async fn certs_ready(ready: &ReadyCheck) {
+    if let Err(why) = ready() {
+        tracing::info!("waiting for the webhook certificate: {why}");
     }
-    while !server.certs_ready() {
+    while ready().is_err() {
         tokio::time::sleep(Duration::from_millis(500)).await;
     }
+    tracing::info!("certs ready");
 }

@@ -5,16 +5,16 @@ use std::future::Future;
 use std::pin::Pin;
 use std::sync::{Arc, Mutex};
 use std::task::{Context as TaskContext, Poll};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use anyhow::Context as _;
 use futures::channel::oneshot;
-use futures::{FutureExt, StreamExt, future};
+use futures::{FutureExt, StreamExt, TryStreamExt, future};
 use k8s_openapi::api::batch::v1::Job;
 use k8s_openapi::api::core::v1::{Node, Pod};
 use k8s_openapi::jiff::Timestamp;
 use kube::api::{Api, ListParams};
-use kube::runtime::controller::{Action, Controller};
+use kube::runtime::controller::{self, Action, Controller};
 use kube::runtime::reflector::{self, ObjectRef, Store};
 use kube::runtime::{WatchStreamExt, watcher};
 use kube::{Client, ResourceExt};
@@ -195,13 +195,29 @@ async fn reconcile_until(
     });
 
     let labelled = || watcher::Config::default().labels(APPWRAPPER_LABEL);
-    let controller = Controller::new(appwrappers, watcher::Config::default())
-        .watches(Api::<Pod>::all(client.clone()), labelled(), owner_of)
-        .watches(Api::<Job>::all(client), labelled(), owner_of)
+    let (store, writer) = reflector::store();
+    let queued = Arc::clone(&ctx.metrics);
+    let triggers = reflector::reflector(writer, watcher(appwrappers, watcher::Config::default()))
+        .applied_objects()
+        .inspect_ok(move |aw| queued.queue_add(key_of(&ObjectRef::from_obj(aw))));
+    ctx.metrics.controller_started();
+    let dequeued = Arc::clone(&ctx.metrics);
+    let controller = Controller::for_stream(triggers, store)
+        .watches(
+            Api::<Pod>::all(client.clone()),
+            labelled(),
+            owner(&ctx.metrics),
+        )
+        .watches(Api::<Job>::all(client), labelled(), owner(&ctx.metrics))
         .graceful_shutdown_on(stop.map(|_| ()))
         .run(reconcile, error_policy, ctx)
-        .for_each(|result| {
+        .for_each(move |result| {
             if let Err(e) = result {
+                // controller-runtime would dequeue and reconcile it (finding nothing to do);
+                // kube-runtime drops it, which the work-queue metrics must see too.
+                if let controller::Error::ObjectNotFound(gone) = &e {
+                    dequeued.queue_take(&queue_key(gone.namespace.as_deref(), &gone.name));
+                }
                 tracing::debug!("controller: {e}");
             }
             future::ready(())
@@ -216,6 +232,27 @@ async fn reconcile_until(
     tracing::info!("appwrapper controller stopped");
 }
 
+/// An AppWrapper in the work-queue metrics.
+fn queue_key(namespace: Option<&str>, name: &str) -> String {
+    format!("{}/{name}", namespace.unwrap_or_default())
+}
+
+fn key_of(aw: &ObjectRef<AppWrapper>) -> String {
+    queue_key(aw.namespace.as_deref(), &aw.name)
+}
+
+/// [`owner_of`], counting the trigger in the work-queue metrics.
+fn owner<K: ResourceExt>(
+    metrics: &Arc<Metrics>,
+) -> impl Fn(K) -> Option<ObjectRef<AppWrapper>> + use<K> {
+    let metrics = Arc::clone(metrics);
+    move |obj| {
+        let owner = owner_of(obj)?;
+        metrics.queue_add(key_of(&owner));
+        Some(owner)
+    }
+}
+
 /// Maps a labelled pod or wrapped object to its AppWrapper.
 fn owner_of<K: ResourceExt>(obj: K) -> Option<ObjectRef<AppWrapper>> {
     let name = obj.labels().get(APPWRAPPER_LABEL)?;
@@ -224,6 +261,9 @@ fn owner_of<K: ResourceExt>(obj: K) -> Option<ObjectRef<AppWrapper>> {
 }
 
 async fn reconcile(trigger: Arc<AppWrapper>, ctx: Arc<Context>) -> Result<Action, ReconcileError> {
+    let key = key_of(&ObjectRef::from_obj(&*trigger));
+    ctx.metrics.queue_take(&key);
+    let started = Instant::now();
     let result = reconcile_appwrapper(&trigger, &ctx).await;
     let outcome = match &result {
         Ok((_, outcome)) => {
@@ -234,15 +274,24 @@ async fn reconcile(trigger: Arc<AppWrapper>, ctx: Arc<Context>) -> Result<Action
         }
         Err(_) => ReconcileResult::Error,
     };
-    ctx.metrics.count_reconcile(outcome);
-    result.map(|(action, _)| action)
+    ctx.metrics.count_reconcile(outcome, started.elapsed());
+    result.map(|(requeue_after, _)| match requeue_after {
+        Some(after) => {
+            ctx.metrics.queue_add_after(key, after);
+            Action::requeue(after)
+        }
+        None => Action::await_change(),
+    })
 }
+
+/// When to reconcile again (`None`: on the next change), and how the reconcile ended.
+type Outcome = (Option<Duration>, ReconcileResult);
 
 async fn reconcile_appwrapper(
     trigger: &AppWrapper,
     ctx: &Context,
-) -> Result<(Action, ReconcileResult), ReconcileError> {
-    let done = (Action::await_change(), ReconcileResult::Success);
+) -> Result<Outcome, ReconcileError> {
+    let done = (None, ReconcileResult::Success);
     let namespace = trigger.namespace().unwrap_or_default();
     let api: Api<AppWrapper> = Api::namespaced(ctx.client.clone(), &namespace);
     let Some(mut aw) = api
@@ -286,16 +335,16 @@ async fn reconcile_appwrapper(
             None => return finish(decision),
         }
     }
-    Ok((Action::requeue(Duration::ZERO), ReconcileResult::Requeue))
+    Ok((Some(Duration::ZERO), ReconcileResult::Requeue))
 }
 
-fn finish(decision: Decision) -> Result<(Action, ReconcileResult), ReconcileError> {
+fn finish(decision: Decision) -> Result<Outcome, ReconcileError> {
     if let Some(error) = decision.error {
         return Err(ReconcileError::Decide(error));
     }
     Ok(match decision.requeue_after {
-        Some(after) => (Action::requeue(after), ReconcileResult::RequeueAfter),
-        None => (Action::await_change(), ReconcileResult::Success),
+        Some(after) => (Some(after), ReconcileResult::RequeueAfter),
+        None => (None, ReconcileResult::Success),
     })
 }
 
@@ -306,6 +355,8 @@ fn error_policy(aw: Arc<AppWrapper>, error: &ReconcileError, ctx: Arc<Context>) 
         *n
     });
     let delay = backoff(attempts);
+    ctx.metrics
+        .queue_add_after(key_of(&ObjectRef::from_obj(&*aw)), delay);
     let conflict = matches!(error, ReconcileError::Act(e) if e.is_conflict());
     if conflict {
         tracing::debug!(appwrapper = %aw.name_any(), "reconcile conflict, retrying in {delay:?}: {error}");

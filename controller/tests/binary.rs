@@ -1,113 +1,32 @@
-//! The controller binary as an operator runs it: probes and metrics on every replica, the
-//! webhook's certificate readiness, and leader election between two replicas so that only the
-//! leader reconciles and a standby takes over when the leader is killed.
+//! The controller binary as an operator runs it: probes and metrics (HTTPS, for authorized
+//! readers only) on every replica, the webhook's certificate readiness with a certificate given
+//! in files and with the certificate it manages in its Secret, and leader election between
+//! two replicas so that only the leader reconciles and a standby takes over when the leader is
+//! killed.
 
 mod ops_support;
+mod replica;
 
-use std::path::{Path, PathBuf};
-use std::process::{Child, Command};
+use std::path::Path;
 use std::time::{Duration, Instant};
 
 use appwrapper_controller::api::{AppWrapper, Phase};
 use appwrapper_controller::webhook::VALIDATE_PATH;
 use clusters::Cluster;
 use clusters::pki::Ca;
+use std::time::SystemTime;
+
+use appwrapper_controller::certs::{Issued, SecretData, new_serving, valid_serving};
+use k8s_openapi::api::admissionregistration::v1::{
+    MutatingWebhookConfiguration, ValidatingWebhookConfiguration,
+};
 use k8s_openapi::api::coordination::v1::Lease;
-use kube::api::{Api, PostParams};
+use k8s_openapi::api::core::v1::Secret;
+use kube::api::{Api, ApiResource, DeleteParams, DynamicObject, PostParams};
 use ops_support::*;
+use replica::{Replica, held_lease, metrics_token};
+use rustls::pki_types::pem::PemObject;
 use serde_json::json;
-
-/// A replica of the controller binary; killed with SIGKILL when dropped.
-struct Replica {
-    child: Child,
-    name: String,
-    log: PathBuf,
-    metrics: u16,
-    health: u16,
-}
-
-impl Replica {
-    /// Starts the binary with `config` (YAML) as `HOSTNAME=<name>`, so its Lease identity
-    /// starts with `<name>_`.
-    fn start(name: &str, config: &str, extra: &[&str]) -> Replica {
-        let cluster = clusters::local::shared().unwrap();
-        let dir = cluster.work_dir().join("replicas");
-        std::fs::create_dir_all(&dir).unwrap();
-        let ports = clusters::ports::free_ports(2).unwrap();
-        let (metrics, health) = (ports[0], ports[1]);
-        let config = config.replace(
-            "controllerManager:\n",
-            &format!(
-                "controllerManager:\n  metrics: {{bindAddress: \"127.0.0.1:{metrics}\"}}\n  health: {{bindAddress: \"127.0.0.1:{health}\"}}\n"
-            ),
-        );
-        let config_path = dir.join(format!("{name}.yaml"));
-        std::fs::write(&config_path, config).unwrap();
-        let log = dir.join(format!("{name}.log"));
-        let out = std::fs::File::create(&log).unwrap();
-        let child = Command::new(env!("CARGO_BIN_EXE_appwrapper-controller"))
-            .arg("--config-file")
-            .arg(&config_path)
-            .arg("--kubeconfig")
-            .arg(cluster.kubeconfig())
-            .args(extra)
-            .env("HOSTNAME", name)
-            .env("RUST_LOG", "info")
-            .stdout(out.try_clone().unwrap())
-            .stderr(out)
-            .spawn()
-            .unwrap();
-        Replica {
-            child,
-            name: name.to_owned(),
-            log,
-            metrics,
-            health,
-        }
-    }
-
-    fn log_tail(&self) -> String {
-        let text = std::fs::read_to_string(&self.log).unwrap_or_default();
-        let lines: Vec<&str> = text.lines().collect();
-        lines[lines.len().saturating_sub(30)..].join("\n")
-    }
-
-    async fn get(&self, port: u16, path: &str) -> Option<(u16, String)> {
-        let response = reqwest::get(format!("http://127.0.0.1:{port}{path}"))
-            .await
-            .ok()?;
-        let status = response.status().as_u16();
-        Some((status, response.text().await.ok()?))
-    }
-
-    async fn metrics(&self) -> String {
-        self.get(self.metrics, "/metrics")
-            .await
-            .map(|(_, text)| text)
-            .unwrap_or_default()
-    }
-
-    /// Sum of `controller_runtime_reconcile_total` over its labels.
-    async fn reconciles(&self) -> u64 {
-        self.metrics()
-            .await
-            .lines()
-            .filter(|l| l.starts_with("controller_runtime_reconcile_total{"))
-            .filter_map(|l| l.rsplit(' ').next()?.parse::<u64>().ok())
-            .sum()
-    }
-
-    fn kill(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
-
-impl Drop for Replica {
-    fn drop(&mut self) {
-        self.kill();
-    }
-}
 
 fn leader_config(lease_namespace: &str, lease: &str) -> String {
     format!(
@@ -155,14 +74,17 @@ async fn only_the_leader_reconciles_and_a_standby_takes_over_when_it_is_killed()
     let lease = "f134c674.codeflare.dev";
     let config = leader_config(ns, lease);
 
+    let token = metrics_token(&client, ns, "metrics-reader", true).await;
     let mut first = Replica::start("replica-a", &config, &[]);
+    first.token = token.clone();
     eventually(30, "replica-a to take the Lease", || async {
         holder(&leases, lease)
             .await
             .filter(|h| h.starts_with("replica-a_"))
     })
     .await;
-    let second = Replica::start("replica-b", &config, &[]);
+    let mut second = Replica::start("replica-b", &config, &[]);
+    second.token = token;
     for replica in [&first, &second] {
         eventually(30, "both replicas to answer their probes", || async {
             let healthz = replica.get(replica.health, "/healthz").await?;
@@ -228,18 +150,8 @@ async fn only_the_leader_reconciles_and_a_standby_takes_over_when_it_is_killed()
 async fn the_binary_is_not_ready_until_its_webhook_certificate_appears() {
     let ns = "binary-certs";
     let client = setup(ns).await;
-    // A Lease held for an hour by someone else: this replica never leads, so it never
-    // reconciles anything of the other test.
-    let lease: Lease = serde_json::from_value(json!({
-        "metadata": {"name": "held-elsewhere", "namespace": ns},
-        "spec": {"holderIdentity": "elsewhere", "leaseDurationSeconds": 3600,
-                 "renewTime": "2030-01-01T00:00:00.000000Z"},
-    }))
-    .unwrap();
-    Api::<Lease>::namespaced(client.clone(), ns)
-        .create(&PostParams::default(), &lease)
-        .await
-        .unwrap();
+    // A replica that never leads, so it never reconciles anything of another test.
+    held_lease(&client, ns, "held-elsewhere").await;
 
     let cluster = clusters::local::shared().unwrap();
     let cert_dir = cluster.work_dir().join("binary-certs");
@@ -309,6 +221,8 @@ async fn the_binary_is_not_ready_until_its_webhook_certificate_appears() {
                "message": "spec.components: Invalid value: components contains no podspecs"}),
         "{answer}"
     );
+    let mut replica = replica;
+    replica.token = metrics_token(&client, ns, "metrics-reader", true).await;
     assert_eq!(replica.reconciles().await, 0, "{}", replica.log_tail());
 }
 
@@ -317,4 +231,297 @@ fn write_serving_cert(ca: &Ca, dir: &Path) {
     // The key first: the certificate's appearance is what completes the pair.
     std::fs::write(dir.join("tls.key"), &pair.key_pem).unwrap();
     std::fs::write(dir.join("tls.crt"), &pair.cert_pem).unwrap();
+}
+
+#[tokio::test]
+async fn metrics_answer_only_a_token_the_api_server_authenticates_and_rbac_allows() {
+    let ns = "binary-metrics";
+    let client = setup(ns).await;
+    held_lease(&client, ns, "held-elsewhere").await;
+    let reader = metrics_token(&client, ns, "reader", true).await;
+    let stranger = metrics_token(&client, ns, "stranger", false).await;
+    let replica = Replica::start("replica-metrics", &leader_config(ns, "held-elsewhere"), &[]);
+
+    let (status, body) = eventually(30, "the metrics endpoint", || async {
+        replica.scrape(Some(&reader)).await
+    })
+    .await;
+    assert_eq!(status, 200, "{body}\n{}", replica.log_tail());
+    assert!(body.ends_with("# EOF\n"), "{body}");
+    assert_eq!(
+        replica.scrape(None).await,
+        Some((401, "Unauthorized\n".to_owned()))
+    );
+    assert_eq!(
+        replica.scrape(Some("not-a-token")).await,
+        Some((401, "Unauthorized\n".to_owned()))
+    );
+    assert_eq!(
+        replica.scrape(Some(&stranger)).await,
+        Some((
+            403,
+            format!("Authorization denied for user system:serviceaccount:{ns}:stranger\n")
+        ))
+    );
+    let plain = reqwest::get(format!("http://127.0.0.1:{}/metrics", replica.metrics)).await;
+    assert!(
+        plain.map_or(true, |r| !r.status().is_success()),
+        "metrics are not served over plain HTTP"
+    );
+}
+
+const SECRET: &str = "appwrapper-webhook-server-cert";
+
+/// The `webhooks` of a configuration of `hooks` webhooks that match nothing (an unserved
+/// resource), so that it bothers no other test; without a caBundle.
+fn inert_webhooks(hooks: usize) -> serde_json::Value {
+    let webhooks: Vec<serde_json::Value> = (0..hooks)
+        .map(|n| {
+            json!({
+                "name": format!("inert-{n}.awconf.dev"),
+                "clientConfig": {"url": "https://127.0.0.1:9/inert"},
+                "rules": [{"apiGroups": ["awconf.invalid"], "apiVersions": ["v1"],
+                           "operations": ["CREATE"], "resources": ["nothings"]}],
+                "failurePolicy": "Ignore",
+                "sideEffects": "None",
+                "admissionReviewVersions": ["v1"],
+            })
+        })
+        .collect();
+    json!({ "webhooks": webhooks })
+}
+
+fn webhook_resources() -> [ApiResource; 2] {
+    [
+        ApiResource::erase::<MutatingWebhookConfiguration>(&()),
+        ApiResource::erase::<ValidatingWebhookConfiguration>(&()),
+    ]
+}
+
+fn webhook_apis(client: &kube::Client) -> [Api<DynamicObject>; 2] {
+    webhook_resources().map(|resource| Api::all_with(client.clone(), &resource))
+}
+
+/// The caBundles of every webhook of both configurations, decoded.
+async fn ca_bundles(client: &kube::Client, names: &[String; 2]) -> Vec<Option<Vec<u8>>> {
+    let mut bundles = Vec::new();
+    for (api, name) in webhook_apis(client).iter().zip(names) {
+        let Ok(config) = api.get(name).await else {
+            return vec![None];
+        };
+        for hook in config.data["webhooks"].as_array().into_iter().flatten() {
+            let bundle = hook["clientConfig"]["caBundle"].clone();
+            bundles.push(
+                serde_json::from_value::<k8s_openapi::ByteString>(bundle)
+                    .ok()
+                    .map(|b| b.0),
+            );
+        }
+    }
+    bundles
+}
+
+/// What the kubelet does with the Secret's volume, later.
+fn mount(dir: &Path, data: &SecretData) {
+    std::fs::write(dir.join("tls.key"), &data.tls_key).unwrap();
+    std::fs::write(dir.join("tls.crt"), &data.tls_crt).unwrap();
+}
+
+async fn secret_data(secrets: &Api<Secret>) -> Option<SecretData> {
+    let secret = secrets.get(SECRET).await.ok()?;
+    Some(SecretData::from_secret(secret.data.as_ref()))
+}
+
+/// The certificate the webhook server presents to a client that calls it by the service's
+/// name and trusts only `ca`; `None` when the handshake fails.
+async fn served_certificate(port: u16, dns: &str, ca: &[u8]) -> Option<Vec<u8>> {
+    let https = reqwest::Client::builder()
+        .add_root_certificate(reqwest::Certificate::from_pem(ca).ok()?)
+        .resolve(dns, ([127, 0, 0, 1], port).into())
+        .tls_info(true)
+        .build()
+        .ok()?;
+    let response = https
+        .post(format!("https://{dns}:{port}{VALIDATE_PATH}"))
+        .json(&json!({}))
+        .send()
+        .await
+        .ok()?;
+    let info = response.extensions().get::<reqwest::tls::TlsInfo>()?;
+    info.peer_certificate().map(<[u8]>::to_vec)
+}
+
+fn der(pem: &[u8]) -> Vec<u8> {
+    rustls::pki_types::CertificateDer::from_pem_slice(pem)
+        .unwrap()
+        .to_vec()
+}
+
+#[tokio::test]
+async fn the_binary_keeps_its_certificate_in_its_secret_and_its_ca_in_its_webhooks() {
+    let ns = "binary-managed-certs";
+    let client = setup(ns).await;
+    held_lease(&client, ns, "held-elsewhere").await;
+    let secrets: Api<Secret> = Api::namespaced(client.clone(), ns);
+    let _ = secrets.delete(SECRET, &DeleteParams::default()).await;
+    let empty: Secret =
+        serde_json::from_value(json!({"metadata": {"name": SECRET, "namespace": ns}})).unwrap();
+    secrets
+        .create(&PostParams::default(), &empty)
+        .await
+        .unwrap();
+    let names = [format!("{ns}-mutating"), format!("{ns}-validating")];
+    for ((resource, name), hooks) in webhook_resources().iter().zip(&names).zip([1, 2]) {
+        let api: Api<DynamicObject> = Api::all_with(client.clone(), resource);
+        let _ = api.delete(name, &DeleteParams::default()).await;
+        let config = DynamicObject::new(name, resource).data(inert_webhooks(hooks));
+        api.create(&PostParams::default(), &config).await.unwrap();
+    }
+
+    let cluster = clusters::local::shared().unwrap();
+    let cert_dir = cluster.work_dir().join(ns);
+    let _ = std::fs::remove_dir_all(&cert_dir);
+    std::fs::create_dir_all(&cert_dir).unwrap();
+    let port = clusters::ports::free_ports(1).unwrap()[0];
+    let config = format!(
+        "{}certManagement:\n  namespace: {ns}\n  certificateDir: {}\n  mutatingWebhookConfigName: {}\n  validatingWebhookConfigName: {}\n",
+        leader_config(ns, "held-elsewhere")
+            .replace("webhooksEnabled: false", "webhooksEnabled: true"),
+        cert_dir.display(),
+        names[0],
+        names[1],
+    );
+    let replica = Replica::start(
+        "replica-managed-certs",
+        &config,
+        &[
+            "--webhook-cert-dir",
+            &cert_dir.display().to_string(),
+            "--webhook-bind-address",
+            &format!("127.0.0.1:{port}"),
+        ],
+    );
+    let dns = format!("appwrapper-webhook-service.{ns}.svc");
+
+    let first = eventually(60, "the certificate in the Secret", || async {
+        secret_data(&secrets)
+            .await
+            .filter(|d| !d.tls_crt.is_empty() && !d.ca_key.is_empty())
+    })
+    .await;
+    valid_serving(
+        &first.ca_crt,
+        &first.tls_crt,
+        &first.tls_key,
+        &dns,
+        SystemTime::now(),
+    )
+    .unwrap();
+    eventually(
+        30,
+        "the CA in every webhook of both configurations",
+        || async {
+            let bundles = ca_bundles(&client, &names).await;
+            (bundles.len() == 3
+                && bundles
+                    .iter()
+                    .all(|b| b.as_deref() == Some(&first.ca_crt[..])))
+            .then_some(())
+        },
+    )
+    .await;
+    let (status, why) = replica.get(replica.health, "/readyz").await.unwrap();
+    assert_eq!(
+        status, 500,
+        "not ready before the kubelet mounts the Secret"
+    );
+    assert!(why.contains("certificates are not ready"), "{why}");
+
+    mount(&cert_dir, &first);
+    eventually(30, "readiness once the Secret is mounted", || async {
+        let (status, _) = replica.get(replica.health, "/readyz").await?;
+        (status == 200).then_some(())
+    })
+    .await;
+    let served = eventually(
+        30,
+        "the webhook server to present the certificate",
+        || async { served_certificate(port, &dns, &first.ca_crt).await },
+    )
+    .await;
+    assert_eq!(served, der(&first.tls_crt));
+
+    // Someone re-applies a configuration without its caBundle: the CA goes back in.
+    let api = &webhook_apis(&client)[0];
+    let mut reset = api.get(&names[0]).await.unwrap();
+    reset.data["webhooks"][0]["clientConfig"]
+        .as_object_mut()
+        .unwrap()
+        .remove("caBundle");
+    api.replace(&names[0], &PostParams::default(), &reset)
+        .await
+        .unwrap();
+    eventually(30, "the CA injected again", || async {
+        let bundles = ca_bundles(&client, &names).await;
+        bundles
+            .iter()
+            .all(|b| b.as_deref() == Some(&first.ca_crt[..]))
+            .then_some(())
+    })
+    .await;
+
+    // A serving certificate due to expire within the lookahead is renewed with the same CA;
+    // the server presents the new one once the kubelet has synced it.
+    let ca = Issued {
+        cert_pem: String::from_utf8(first.ca_crt.clone()).unwrap(),
+        key_pem: String::from_utf8(first.ca_key.clone()).unwrap(),
+    };
+    let now = SystemTime::now();
+    let expiring = new_serving(
+        &ca,
+        std::slice::from_ref(&dns),
+        now,
+        now + Duration::from_secs(10 * 86_400),
+    )
+    .unwrap();
+    let mut secret = secrets.get(SECRET).await.unwrap();
+    let data = secret.data.get_or_insert_with(Default::default);
+    data.insert(
+        "tls.crt".into(),
+        k8s_openapi::ByteString(expiring.cert_pem.clone().into_bytes()),
+    );
+    data.insert(
+        "tls.key".into(),
+        k8s_openapi::ByteString(expiring.key_pem.clone().into_bytes()),
+    );
+    secrets
+        .replace(SECRET, &PostParams::default(), &secret)
+        .await
+        .unwrap();
+    let renewed = eventually(60, "a renewed serving certificate", || async {
+        secret_data(&secrets)
+            .await
+            .filter(|d| d.tls_crt != first.tls_crt && d.tls_crt != expiring.cert_pem.as_bytes())
+    })
+    .await;
+    assert_eq!(
+        (&renewed.ca_crt, &renewed.ca_key),
+        (&first.ca_crt, &first.ca_key)
+    );
+    valid_serving(
+        &renewed.ca_crt,
+        &renewed.tls_crt,
+        &renewed.tls_key,
+        &dns,
+        now + Duration::from_secs(300 * 86_400),
+    )
+    .unwrap();
+    mount(&cert_dir, &renewed);
+    eventually(30, "the renewed certificate served", || async {
+        let served = served_certificate(port, &dns, &renewed.ca_crt).await?;
+        (served == der(&renewed.tls_crt)).then_some(())
+    })
+    .await;
+    assert_eq!(replica.get(replica.health, "/readyz").await.unwrap().0, 200);
+    drop(replica);
 }

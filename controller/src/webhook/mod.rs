@@ -9,10 +9,10 @@ mod rbac;
 mod registration;
 mod sanitize;
 mod server;
-mod tls;
 mod validate_create;
 mod validate_update;
 
+pub use crate::https::{CertError, ReloadingCert};
 pub use admission::{Review, Webhooks};
 pub use defaulting::{default_labels, labels_patch};
 pub use field::{ErrorType, FieldError, aggregate, denied_status};
@@ -23,7 +23,6 @@ pub use server::{
     DEFAULT_CERT_DIR, DEFAULT_PORT, MUTATE_PATH, ServeError, ServerOptions, VALIDATE_PATH,
     WebhookServer, router, serve,
 };
-pub use tls::{CertError, ReloadingCert};
 pub use validate_create::{Access, MAX_POD_SETS, access_requests, validate_create};
 pub use validate_update::{IMMUTABLE, validate_update};
 

@@ -9,16 +9,14 @@ use std::time::Duration;
 use axum::extract::{DefaultBodyLimit, State};
 use axum::routing::post;
 use axum::{Json, Router};
-use hyper_util::rt::{TokioExecutor, TokioIo};
-use hyper_util::server::conn::auto;
-use hyper_util::service::TowerToHyperService;
 use tokio::net::TcpListener;
 use tokio::sync::watch;
 use tokio::task::JoinHandle;
-use tokio_rustls::TlsAcceptor;
 
 use super::admission::{Review, Webhooks};
-use super::tls::{CertError, ReloadingCert, crypto_provider, server_config};
+use crate::https::{
+    CertError, ReloadingCert, accept_loop, crypto_provider, reload_loop, server_config,
+};
 
 pub const MUTATE_PATH: &str = "/mutate-workload-codeflare-dev-v1beta2-appwrapper";
 pub const VALIDATE_PATH: &str = "/validate-workload-codeflare-dev-v1beta2-appwrapper";
@@ -127,7 +125,7 @@ pub async fn serve(
     if let Err(e) = certs.reload_if_changed() {
         tracing::warn!("webhook certificate not loaded yet: {e}");
     }
-    let tls = server_config(Arc::clone(&certs), provider, options.http2)?;
+    let tls = server_config(certs.clone(), provider, options.http2)?;
     let listener = TcpListener::bind(options.bind)
         .await
         .map_err(|source| ServeError::Bind {
@@ -140,10 +138,17 @@ pub async fn serve(
     })?;
     let (stop, stopped) = watch::channel(false);
     let app = router(Arc::new(webhooks));
-    let acceptor = TlsAcceptor::from(Arc::new(tls));
-    let reloader = reload_loop(Arc::clone(&certs), options.reload_interval, stopped.clone());
+    let reloader = reload_loop(
+        "webhook",
+        Arc::clone(&certs),
+        options.reload_interval,
+        stopped.clone(),
+    );
     let task = tokio::spawn(async move {
-        tokio::join!(accept_loop(listener, acceptor, app, stopped), reloader);
+        tokio::join!(
+            accept_loop("webhook", listener, tls, app, stopped),
+            reloader
+        );
     });
     tracing::info!("webhook server listening on https://{local_addr}");
     Ok(WebhookServer {
@@ -152,60 +157,4 @@ pub async fn serve(
         stop,
         task,
     })
-}
-
-async fn accept_loop(
-    listener: TcpListener,
-    acceptor: TlsAcceptor,
-    app: Router,
-    mut stopped: watch::Receiver<bool>,
-) {
-    loop {
-        let (tcp, peer) = tokio::select! {
-            _ = stopped.wait_for(|s| *s) => return,
-            accepted = listener.accept() => match accepted {
-                Ok(accepted) => accepted,
-                Err(e) => {
-                    tracing::warn!("webhook accept: {e}");
-                    continue;
-                }
-            },
-        };
-        let acceptor = acceptor.clone();
-        let service = TowerToHyperService::new(app.clone());
-        tokio::spawn(async move {
-            let tls = match acceptor.accept(tcp).await {
-                Ok(tls) => tls,
-                Err(e) => {
-                    tracing::debug!("webhook TLS handshake with {peer}: {e}");
-                    return;
-                }
-            };
-            let connection = auto::Builder::new(TokioExecutor::new());
-            if let Err(e) = connection
-                .serve_connection(TokioIo::new(tls), service)
-                .await
-            {
-                tracing::debug!("webhook connection from {peer}: {e}");
-            }
-        });
-    }
-}
-
-async fn reload_loop(
-    certs: Arc<ReloadingCert>,
-    interval: Duration,
-    mut stopped: watch::Receiver<bool>,
-) {
-    loop {
-        tokio::select! {
-            _ = stopped.wait_for(|s| *s) => return,
-            () = tokio::time::sleep(interval) => {}
-        }
-        match certs.reload_if_changed() {
-            Ok(true) => tracing::info!("webhook certificate (re)loaded"),
-            Ok(false) => {}
-            Err(e) => tracing::debug!("webhook certificate not reloaded: {e}"),
-        }
-    }
 }

@@ -3,7 +3,6 @@
 mod create;
 mod field;
 mod review;
-mod tls;
 mod update;
 
 use serde_json::{Value, json};

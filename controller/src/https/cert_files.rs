@@ -1,9 +1,9 @@
-//! The webhook's serving certificate, read from PEM files and reloaded when they change.
+//! A serving certificate read from PEM files and reloaded when their contents change (a
+//! kubelet-synced secret volume swaps them in place).
 
 use std::fmt;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::sync::{Arc, RwLock};
-use std::time::SystemTime;
 
 use rustls::crypto::CryptoProvider;
 use rustls::pki_types::pem::PemObject;
@@ -23,8 +23,8 @@ pub enum CertError {
     Config(#[from] rustls::Error),
 }
 
-/// Size and modification time of the two files: a change in either means "reload".
-type Stamp = [(Option<SystemTime>, u64); 2];
+/// The bytes of the certificate file and of the key file, as last loaded.
+type Contents = (Vec<u8>, Vec<u8>);
 
 /// A certificate resolver over `tls.crt`/`tls.key` style files. Until the files have been read
 /// successfully handshakes fail and [`ReloadingCert::is_ready`] is false.
@@ -32,7 +32,7 @@ pub struct ReloadingCert {
     cert_file: PathBuf,
     key_file: PathBuf,
     provider: Arc<CryptoProvider>,
-    current: RwLock<Option<(Stamp, Arc<CertifiedKey>)>>,
+    current: RwLock<Option<(Contents, Arc<CertifiedKey>)>>,
 }
 
 impl fmt::Debug for ReloadingCert {
@@ -59,40 +59,39 @@ impl ReloadingCert {
         self.current.read().is_ok_and(|c| c.is_some())
     }
 
-    /// Reads the files again if they changed since the last successful read. Returns whether a
-    /// new certificate was loaded; on error the previous one stays in use.
+    /// Reads the files again and loads them if their contents changed since the last successful
+    /// load. Returns whether a new certificate was loaded; on error the previous one stays in
+    /// use.
     pub fn reload_if_changed(&self) -> Result<bool, CertError> {
-        let stamp = [stamp(&self.cert_file), stamp(&self.key_file)];
+        let contents = (read(&self.cert_file)?, read(&self.key_file)?);
         let unchanged = self
             .current
             .read()
-            .is_ok_and(|c| c.as_ref().is_some_and(|(old, _)| *old == stamp));
+            .is_ok_and(|c| c.as_ref().is_some_and(|(old, _)| *old == contents));
         if unchanged {
             return Ok(false);
         }
-        let key = self.load()?;
+        let key = self.load(&contents)?;
         if let Ok(mut current) = self.current.write() {
-            *current = Some((stamp, Arc::new(key)));
+            *current = Some((contents, Arc::new(key)));
         }
         Ok(true)
     }
 
-    fn load(&self) -> Result<CertifiedKey, CertError> {
+    fn load(&self, (cert_pem, key_pem): &Contents) -> Result<CertifiedKey, CertError> {
         let cert_path = self.cert_file.display().to_string();
         let key_path = self.key_file.display().to_string();
         let read_err = |path: &str, e: &dyn fmt::Display| CertError::Read {
             path: path.to_owned(),
             message: e.to_string(),
         };
-        let certs = CertificateDer::pem_file_iter(&self.cert_file)
-            .map_err(|e| read_err(&cert_path, &e))?
+        let certs = CertificateDer::pem_slice_iter(cert_pem)
             .collect::<Result<Vec<_>, _>>()
             .map_err(|e| read_err(&cert_path, &e))?;
         if certs.is_empty() {
             return Err(CertError::Empty { path: cert_path });
         }
-        let key =
-            PrivateKeyDer::from_pem_file(&self.key_file).map_err(|e| read_err(&key_path, &e))?;
+        let key = PrivateKeyDer::from_pem_slice(key_pem).map_err(|e| read_err(&key_path, &e))?;
         let signing = self
             .provider
             .key_provider
@@ -105,11 +104,11 @@ impl ReloadingCert {
     }
 }
 
-fn stamp(path: &Path) -> (Option<SystemTime>, u64) {
-    match std::fs::metadata(path) {
-        Ok(meta) => (meta.modified().ok(), meta.len()),
-        Err(_) => (None, 0),
-    }
+fn read(path: &PathBuf) -> Result<Vec<u8>, CertError> {
+    std::fs::read(path).map_err(|e| CertError::Read {
+        path: path.display().to_string(),
+        message: e.to_string(),
+    })
 }
 
 impl ResolvesServerCert for ReloadingCert {
@@ -119,24 +118,6 @@ impl ResolvesServerCert for ReloadingCert {
     }
 }
 
-/// A TLS server configuration over `certs`; HTTP/2 is offered only when asked for.
-pub fn server_config(
-    certs: Arc<ReloadingCert>,
-    provider: Arc<CryptoProvider>,
-    http2: bool,
-) -> Result<rustls::ServerConfig, CertError> {
-    let mut config = rustls::ServerConfig::builder_with_provider(provider)
-        .with_safe_default_protocol_versions()?
-        .with_no_client_auth()
-        .with_cert_resolver(certs);
-    config.alpn_protocols = if http2 {
-        vec![b"h2".to_vec(), b"http/1.1".to_vec()]
-    } else {
-        vec![b"http/1.1".to_vec()]
-    };
-    Ok(config)
-}
-
-pub fn crypto_provider() -> Arc<CryptoProvider> {
-    Arc::new(rustls::crypto::ring::default_provider())
-}
+#[cfg(test)]
+#[path = "cert_files_tests.rs"]
+mod tests;

@@ -1,34 +1,59 @@
-//! The plain-HTTP endpoints every replica serves: `/metrics` on the metrics address and
-//! `/healthz`, `/readyz` on the health address (§7.1 step 8, §8).
-//!
-//! The reference serves metrics over HTTPS with TokenReview/SubjectAccessReview protection;
-//! here they are plain HTTP.
+//! The endpoints every replica serves (§7.1 step 8, §8.3): `/metrics` over HTTPS for
+//! authenticated and authorized readers on the metrics address, and `/healthz`, `/readyz` over
+//! plain HTTP on the health address.
+
+mod metrics_auth;
+mod metrics_server;
+mod reviews;
+mod ttl_cache;
 
 use std::net::SocketAddr;
+use std::path::PathBuf;
 use std::sync::Arc;
 
 use axum::Router;
 use axum::extract::State;
-use axum::http::{StatusCode, header};
+use axum::http::StatusCode;
 use axum::response::IntoResponse;
 use axum::routing::get;
 use tokio::net::TcpListener;
 use tokio::sync::watch;
 use tokio::task::JoinHandle;
 
+pub use metrics_auth::{Authentication, Authorization, Refusal, bearer_token};
+pub use metrics_server::default_metrics_cert_dir;
+pub use reviews::MetricsAuth;
+
+use crate::https::CertError;
 use crate::metrics::Metrics;
 
 /// Whether the replica is ready, and why not.
 pub type ReadyCheck = Arc<dyn Fn() -> Result<(), String> + Send + Sync>;
 
-const OPENMETRICS: &str = "application/openmetrics-text; version=1.0.0; charset=utf-8";
-
 #[derive(Debug, thiserror::Error)]
-#[error("binding {what} to {addr}: {source}")]
-pub struct BindError {
-    what: &'static str,
-    addr: String,
-    source: std::io::Error,
+pub enum EndpointError {
+    #[error("binding {what} to {addr}: {source}")]
+    Bind {
+        what: &'static str,
+        addr: String,
+        source: std::io::Error,
+    },
+    #[error("the metrics certificate: {0}")]
+    Certificate(#[from] CertError),
+}
+
+/// Where and how the endpoints are served.
+#[derive(Clone, Debug)]
+pub struct EndpointOptions {
+    /// `controllerManager.metrics.bindAddress`.
+    pub metrics_bind: String,
+    /// `controllerManager.health.bindAddress`.
+    pub health_bind: String,
+    /// Where a metrics certificate (`tls.crt`, `tls.key`) is read from when both files are
+    /// there at start; otherwise a self-signed one is made.
+    pub metrics_cert_dir: PathBuf,
+    /// `controllerManager.enableHTTP2`.
+    pub http2: bool,
 }
 
 /// A controller-runtime bind address as a socket address string: `"0"` (and `""`) disable the
@@ -59,31 +84,30 @@ impl Endpoints {
 }
 
 pub async fn serve_endpoints(
-    metrics_bind: &str,
-    health_bind: &str,
+    options: &EndpointOptions,
     metrics: Arc<Metrics>,
+    auth: Arc<MetricsAuth>,
     ready: ReadyCheck,
-) -> Result<Endpoints, BindError> {
+) -> Result<Endpoints, EndpointError> {
     let (stop, stopped) = watch::channel(false);
     let mut tasks = Vec::new();
-    let metrics_router = Router::new()
-        .route("/metrics", get(serve_metrics))
-        .with_state(metrics);
     let health_router = Router::new()
         .route("/healthz", get(|| async { "ok" }))
         .route("/readyz", get(readyz))
         .with_state(ready);
-    let metrics_addr = start(
-        "metrics",
-        metrics_bind,
-        metrics_router,
-        &stopped,
-        &mut tasks,
-    )
-    .await?;
+    let metrics_addr = match bind_address(&options.metrics_bind) {
+        Some(addr) => {
+            let listener = listen("metrics", &addr).await?;
+            let (local, task) =
+                metrics_server::serve(listener, options, metrics, auth, stopped.clone())?;
+            tasks.push(task);
+            Some(local)
+        }
+        None => None,
+    };
     let health_addr = start(
         "health probes",
-        health_bind,
+        &options.health_bind,
         health_router,
         &stopped,
         &mut tasks,
@@ -97,23 +121,34 @@ pub async fn serve_endpoints(
     })
 }
 
+async fn listen(what: &'static str, addr: &str) -> Result<TcpListener, EndpointError> {
+    TcpListener::bind(addr)
+        .await
+        .map_err(|source| EndpointError::Bind {
+            what,
+            addr: addr.to_owned(),
+            source,
+        })
+}
+
 async fn start(
     what: &'static str,
     bind: &str,
     router: Router,
     stopped: &watch::Receiver<bool>,
     tasks: &mut Vec<JoinHandle<()>>,
-) -> Result<Option<SocketAddr>, BindError> {
+) -> Result<Option<SocketAddr>, EndpointError> {
     let Some(addr) = bind_address(bind) else {
         return Ok(None);
     };
-    let error = |source| BindError {
-        what,
-        addr: addr.clone(),
-        source,
-    };
-    let listener = TcpListener::bind(&addr).await.map_err(error)?;
-    let local = listener.local_addr().map_err(error)?;
+    let listener = listen(what, &addr).await?;
+    let local = listener
+        .local_addr()
+        .map_err(|source| EndpointError::Bind {
+            what,
+            addr: addr.clone(),
+            source,
+        })?;
     let mut stopped = stopped.clone();
     let shutdown = async move {
         let _ = stopped.wait_for(|s| *s).await;
@@ -128,10 +163,6 @@ async fn start(
     }));
     tracing::info!("serving {what} on http://{local}");
     Ok(Some(local))
-}
-
-async fn serve_metrics(State(metrics): State<Arc<Metrics>>) -> impl IntoResponse {
-    ([(header::CONTENT_TYPE, OPENMETRICS)], metrics.encode())
 }
 
 async fn readyz(State(ready): State<ReadyCheck>) -> impl IntoResponse {
