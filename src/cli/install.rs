@@ -124,10 +124,17 @@ impl InstallArgs {
             };
             eprintln!(
                 "awconf: installing the reference operator {version} from its release manifests{}",
-                if self.ours { ", running our controller" } else { "" }
+                if self.ours {
+                    ", running our controller"
+                } else {
+                    ""
+                }
             );
             let took = install::reference::install(&target, version, image.as_deref()).await?;
-            eprintln!("awconf: reference manifests ready in {:.0}s", took.as_secs_f64());
+            eprintln!(
+                "awconf: reference manifests ready in {:.0}s",
+                took.as_secs_f64()
+            );
         }
         Ok(ExitCode::SUCCESS)
     }
