@@ -2,6 +2,7 @@
 //! artifacts of failed scenarios. JUnit XML and cucumber JSON come from cucumber's writers.
 
 pub mod artifacts;
+pub mod events;
 pub mod logs;
 pub mod svg;
 
