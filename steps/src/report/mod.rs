@@ -3,7 +3,9 @@
 
 pub mod artifacts;
 pub mod events;
+pub mod gherkin;
 pub mod logs;
+pub mod recorder;
 pub mod svg;
 
 use std::fmt::Write as _;
