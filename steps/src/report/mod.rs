@@ -11,6 +11,7 @@ pub mod gherkin;
 pub mod html;
 pub mod index;
 pub mod logs;
+pub mod matrix;
 pub mod parameters;
 pub mod recorder;
 pub mod results;
