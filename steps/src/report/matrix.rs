@@ -100,10 +100,13 @@ fn rows(columns: &[Column]) -> BTreeMap<(&str, &str), Row<'_>> {
     rows
 }
 
+/// The runs that have the scenario disagree on its outcome (a run without it, filtered or
+/// older, says nothing).
 fn differs(row: &Row<'_>) -> bool {
     row.iter()
-        .map(|cell| cell.map(|s| s.status))
-        .collect::<BTreeSet<Option<Status>>>()
+        .flatten()
+        .map(|s| s.status)
+        .collect::<BTreeSet<Status>>()
         .len()
         > 1
 }
@@ -232,18 +235,20 @@ mod tests {
                 "b",
                 vec![result("s1", Status::Passed), result("s2", Status::Skipped)],
             ),
+            column("c", vec![result("s3", Status::Failed)]),
         ];
         let (html, comparison) = render(&columns);
         assert_eq!(
             comparison,
             Comparison {
-                scenarios: 2,
-                runs: 2,
+                scenarios: 3,
+                runs: 3,
                 differing: 1
             }
         );
         assert!(html.contains("<a href=\"run%20a/scenarios/s1/index.html\">passed</a>"));
         assert!(html.contains("<td class=\"skipped\" title=\"@extension\">skipped</td>"));
         assert_eq!(html.matches("<tr class=\"differs\">").count(), 1);
+        assert_eq!(html.matches("<td class=\"absent\">").count(), 4);
     }
 }
