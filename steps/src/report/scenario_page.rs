@@ -226,7 +226,7 @@ fn timelines(r: &ScenarioRecord) -> String {
     let mut out = String::from(
         "<h3>Timeline</h3>\n<p>What the invariant monitor observed of each AppWrapper, in seconds \
          since its creation, with the Events about it (◆) and the start of each step (its \
-         number). Hover for details.</p>\n",
+         number). Hover for details. Core Events carry whole seconds.</p>\n",
     );
     for aw in &r.appwrappers {
         let last_seen = aw.observations.last().map(|o| o.at);
