@@ -5,6 +5,7 @@ mod cluster;
 mod controller;
 mod install;
 mod kueue_source;
+mod report;
 mod run;
 mod toolchain;
 
@@ -35,6 +36,9 @@ enum Command {
     Controller(controller::ControllerCommand),
     /// Install Kueue, KWOK and the controller into a cluster that is already up.
     Install(install::InstallArgs),
+    /// Work with report directories: `compare` makes the conformance matrix of several runs.
+    #[command(subcommand)]
+    Report(report::ReportCommand),
     /// Build or list the pinned Go binaries (kube-apiserver, etcd, kwok, Kueue).
     #[command(subcommand)]
     Toolchain(toolchain::ToolchainCommand),
@@ -55,6 +59,7 @@ impl Cli {
             Command::Cluster(c) => c.run().await,
             Command::Install(i) => i.run().await,
             Command::Controller(c) => c.run(),
+            Command::Report(c) => c.run(),
             Command::Toolchain(c) => c.run(),
             Command::Crd => {
                 let crd = appwrapper_controller::crd::appwrapper_crd();

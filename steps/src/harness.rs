@@ -9,7 +9,8 @@ use std::sync::{Arc, Mutex, RwLock};
 use crate::controller::ControllerUnderTest;
 use crate::monitor::Monitor;
 use crate::options::SuiteOptions;
-use crate::report::ScenarioRecord;
+use crate::report::recorder::StepRecorder;
+use crate::report::{ScenarioRecord, Skipped};
 
 /// The ResourceFlavor every scenario's ClusterQueue uses: fake nodes only, plus a toleration
 /// admission injects: the fake nodes' taint where they have one.
@@ -33,8 +34,10 @@ pub struct Harness {
     /// Scenarios hold it shared; `@serial` ones hold it exclusively.
     pub serial: Arc<tokio::sync::RwLock<()>>,
     pub results: Mutex<Vec<ScenarioRecord>>,
-    /// Scenarios the controller under test is not held to: (feature: scenario, reason).
-    pub excluded: Arc<Mutex<Vec<(String, String)>>>,
+    /// Scenarios the controller under test is not held to, or the cluster cannot run.
+    pub excluded: Arc<Mutex<Vec<Skipped>>>,
+    /// When each step ran and how it went.
+    pub steps: StepRecorder,
     /// The harness log (where the embedded controller logs), when this run writes one.
     pub harness_log: Option<PathBuf>,
     /// A few letters unique to this run, in its namespace names: a cluster that outlives the
@@ -68,6 +71,7 @@ impl Harness {
             serial: Arc::new(tokio::sync::RwLock::new(())),
             results: Mutex::new(Vec::new()),
             excluded: Arc::default(),
+            steps: StepRecorder::default(),
             harness_log,
             run_token: run_token(),
             counter: AtomicUsize::new(0),

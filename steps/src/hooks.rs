@@ -13,7 +13,8 @@ use kube::api::{Api, DeleteParams, DynamicObject, ListParams, Patch, PatchParams
 use serde_json::json;
 
 use crate::kube_util;
-use crate::report::{ScenarioRecord, artifacts};
+use crate::report::gherkin::ScenarioText;
+use crate::report::{ScenarioRecord, artifacts, events};
 use crate::world::{AwWorld, Undo};
 
 /// How long cleanup waits for the AppWrappers of a scenario to be gone.
@@ -50,10 +51,12 @@ fn panic_text(info: &(dyn std::any::Any + Send)) -> String {
 
 pub async fn after(
     feature: &Feature,
+    rule: Option<&Rule>,
     scenario: &Scenario,
     finished: &ScenarioFinished,
     world: Option<&mut AwWorld>,
 ) {
+    let text = ScenarioText::of(feature, rule, scenario);
     let step_failure = match finished {
         ScenarioFinished::StepPassed => None,
         ScenarioFinished::StepSkipped => {
@@ -67,19 +70,17 @@ pub async fn after(
             h.record(ScenarioRecord {
                 feature: feature.name.clone(),
                 scenario: scenario.name.clone(),
-                namespace: String::new(),
-                passed: false,
                 failure: Some(
                     step_failure.unwrap_or_else(|| "the World could not be created".into()),
                 ),
-                seconds: 0.0,
-                artifacts: None,
-                transitions: Vec::new(),
+                text,
+                finished_at: Some(chrono::Utc::now()),
+                ..ScenarioRecord::default()
             });
         }
         return;
     };
-    let problems = finish(w, step_failure.clone()).await;
+    let problems = finish(w, text, step_failure.clone()).await;
     w.guard = None;
     if !problems.is_empty() {
         panic!("{}", problems.join("\n\n"));
@@ -87,10 +88,10 @@ pub async fn after(
 }
 
 /// Everything after the last step; returns the problems that fail the scenario.
-async fn finish(w: &mut AwWorld, step_failure: Option<String>) -> Vec<String> {
+async fn finish(w: &mut AwWorld, text: ScenarioText, step_failure: Option<String>) -> Vec<String> {
     let mut problems = Vec::new();
     if w.ns.is_empty() {
-        record(w, step_failure, None);
+        record(w, text, step_failure, None, Vec::new());
         return problems;
     }
     {
@@ -133,7 +134,11 @@ async fn finish(w: &mut AwWorld, step_failure: Option<String>) -> Vec<String> {
                 .join("\n\n"),
         ),
     };
-    record(w, failure, artifacts_dir);
+    let events = events::list(&w.client, &w.ns).await.unwrap_or_else(|e| {
+        tracing::warn!("events of {}: {e}", w.ns);
+        Vec::new()
+    });
+    record(w, text, failure, artifacts_dir, events);
     if !keep && let Err(e) = delete_namespace(w).await {
         tracing::warn!("deleting namespace {}: {e:#}", w.ns);
     }
@@ -150,7 +155,13 @@ async fn save_artifacts(w: &AwWorld, failure: &str) -> Option<std::path::PathBuf
     }
 }
 
-fn record(w: &AwWorld, failure: Option<String>, artifacts: Option<std::path::PathBuf>) {
+fn record(
+    w: &AwWorld,
+    text: ScenarioText,
+    failure: Option<String>,
+    artifacts: Option<std::path::PathBuf>,
+    events: Vec<events::EventRecord>,
+) {
     let transitions =
         w.h.monitor
             .transitions_in(&w.ns)
@@ -166,6 +177,11 @@ fn record(w: &AwWorld, failure: Option<String>, artifacts: Option<std::path::Pat
         seconds: w.started.elapsed().as_secs_f64(),
         artifacts,
         transitions,
+        text,
+        appwrappers: w.h.monitor.take_history(&w.ns),
+        events,
+        finished_at: Some(chrono::Utc::now()),
+        ..ScenarioRecord::default()
     });
 }
 

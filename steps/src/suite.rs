@@ -15,6 +15,8 @@ use crate::harness::{self, Harness};
 use crate::hooks;
 use crate::monitor::Monitor;
 use crate::options::{ControllerMode, SuiteOptions, Summary};
+use crate::report::gherkin::ScenarioText;
+use crate::report::{self, Report, Skipped};
 use crate::world::AwWorld;
 use clusters::Capabilities;
 
@@ -107,14 +109,20 @@ async fn run_features(
         .before(|feature, rule, scenario, world| {
             hooks::before(feature, rule, scenario, world).boxed_local()
         })
-        .after(|feature, _rule, scenario, finished, world| {
-            hooks::after(feature, scenario, finished, world).boxed_local()
+        .after(|feature, rule, scenario, finished, world| {
+            hooks::after(feature, rule, scenario, finished, world).boxed_local()
         })
         .with_writer(
             writer::Basic::stdout()
                 .summarized()
                 .tee::<AwWorld, _>(writer::JUnit::for_tee(junit, 0))
                 .tee::<AwWorld, _>(writer::Json::for_tee(json))
+                .tee::<AwWorld, _>(
+                    h.steps
+                        .clone()
+                        .discard_stats_writes()
+                        .discard_arbitrary_writes(),
+                )
                 .normalized(),
         )
         .fail_on_skipped()
@@ -134,9 +142,13 @@ async fn run_features(
             }
             match exclusion(&mode, &capabilities, tags_of()) {
                 Some(reason) => {
-                    let title = format!("{}: {}", feature.name, scenario.name);
                     if let Ok(mut list) = excluded.lock() {
-                        list.push((title, reason));
+                        list.push(Skipped {
+                            feature: feature.name.clone(),
+                            scenario: scenario.name.clone(),
+                            reason,
+                            text: ScenarioText::of(feature, rule, scenario),
+                        });
                     }
                     false
                 }
@@ -175,7 +187,12 @@ pub fn exclusion<'a>(
 }
 
 fn summarize(h: &Harness, parse_errors: usize, duration: Duration) -> anyhow::Result<Summary> {
-    let records = h.records();
+    let mut runs = h.steps.take();
+    let mut records = h.records();
+    for record in &mut records {
+        record.run = runs.remove(&record.text.key).unwrap_or_default();
+    }
+    let skipped = h.excluded.lock().map(|l| l.clone()).unwrap_or_default();
     let coverage = h.monitor.coverage();
     let passed = records.iter().filter(|r| r.passed).count();
     let failed = records.len() - passed + parse_errors;
@@ -191,7 +208,10 @@ fn summarize(h: &Harness, parse_errors: usize, duration: Duration) -> anyhow::Re
         transitions_covered: diagram.iter().filter(|e| e.direct > 0).count(),
         transitions_total: diagram.len(),
         slowest,
-        excluded: h.excluded.lock().map(|l| l.clone()).unwrap_or_default(),
+        excluded: skipped
+            .iter()
+            .map(|s| (s.title(), s.reason.clone()))
+            .collect(),
         failed_scenarios: records
             .iter()
             .filter(|r| !r.passed)
@@ -205,13 +225,22 @@ fn summarize(h: &Harness, parse_errors: usize, duration: Duration) -> anyhow::Re
         h.options.kueue.label(),
         h.options.concurrency
     );
-    crate::report::write_html(
+    let rendering = Instant::now();
+    let index = report::write(
         &h.options.report_dir,
-        &summary,
-        &records,
-        &coverage,
-        &context,
+        &Report {
+            summary: &summary,
+            records: &records,
+            skipped: &skipped,
+            coverage: &coverage,
+            context: &context,
+        },
     )?;
+    tracing::info!(
+        "report {} written in {} ms",
+        index.display(),
+        rendering.elapsed().as_millis()
+    );
     Ok(summary)
 }
 

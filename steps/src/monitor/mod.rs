@@ -4,9 +4,11 @@
 //! watch), and each release (`ResourcesDeployed` or `QuotaReserved` turning False, or the
 //! AppWrapper disappearing while deployed) against what is left of the workload. Violations
 //! are kept per namespace, so that the scenario owning the namespace fails; the phase changes
-//! seen feed the coverage picture of the report.
+//! seen feed the coverage picture of the report, and the observed states over time (bounded)
+//! the timelines of its scenario pages.
 
 pub mod graph;
+pub mod history;
 pub mod leftovers;
 pub mod rules;
 pub mod tracker;
@@ -23,6 +25,7 @@ use kube::runtime::{WatchStreamExt as _, watcher};
 use tokio::task::JoinHandle;
 
 use crate::kube_util;
+use history::{AppWrapperHistory, History};
 use leftovers::Release;
 use rules::Snapshot;
 use tracker::{Event, Findings, Tracker};
@@ -121,6 +124,7 @@ pub struct EdgeCoverage {
 #[derive(Default)]
 struct State {
     tracker: Tracker,
+    history: History,
     violations: Vec<Violation>,
     transitions: Vec<Transition>,
     /// Release checks still running, per namespace.
@@ -130,6 +134,14 @@ struct State {
 }
 
 impl State {
+    fn remember(&mut self, event: &Event, at: DateTime<Utc>) {
+        match event {
+            Event::Listed(s) | Event::Changed(s) => self.history.observe(s, at, false),
+            Event::Deleted(s) => self.history.observe(s, at, true),
+            Event::ListStarted | Event::ListDone => {}
+        }
+    }
+
     fn record(&mut self, findings: Findings) -> Vec<Release> {
         self.violations.extend(findings.violations);
         self.transitions.extend(findings.transitions);
@@ -190,6 +202,12 @@ impl Monitor {
             .filter(|t| t.namespace == namespace)
             .cloned()
             .collect()
+    }
+
+    /// Takes what was observed of the AppWrappers of `namespace` over time (for its
+    /// timelines); the monitor forgets it.
+    pub fn take_history(&self, namespace: &str) -> Vec<AppWrapperHistory> {
+        lock(&self.state).history.take(namespace)
     }
 
     /// Whether the AppWrapper was seen taking the edge `from → to` directly (a change
@@ -305,7 +323,9 @@ async fn watch(client: kube::Client, state: Arc<Mutex<State>>) {
         };
         let releases = {
             let mut st = lock(&state);
-            let findings = st.tracker.apply(event, Utc::now());
+            let now = Utc::now();
+            st.remember(&event, now);
+            let findings = st.tracker.apply(event, now);
             st.record(findings)
         };
         for release in releases {

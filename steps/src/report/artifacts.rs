@@ -6,7 +6,7 @@ use std::fmt::Write as _;
 use std::path::PathBuf;
 
 use anyhow::Context as _;
-use k8s_openapi::api::core::v1::{Event, Pod};
+use k8s_openapi::api::core::v1::Pod;
 use kube::api::{Api, DynamicObject, ListParams};
 use serde_json::Value;
 
@@ -78,7 +78,7 @@ pub async fn collect(w: &AwWorld, failure: &str) -> anyhow::Result<PathBuf> {
     .unwrap_or_default();
     write("workloads.yaml", &documents(&workloads))?;
 
-    write("events.txt", &events(client, &w.ns).await)?;
+    write("events.txt", &super::events::text(client, &w.ns).await)?;
 
     let names: Vec<String> = w.submitted.iter().chain(w.drafts.keys()).cloned().collect();
     for (label, lines) in w.marks.lines_since(&w.ns, &names) {
@@ -93,43 +93,4 @@ fn documents(objects: &[Value]) -> String {
         .map(render_object)
         .collect::<Vec<_>>()
         .join("---\n")
-}
-
-/// The namespace's events, oldest first, one a line.
-pub async fn events(client: &kube::Client, namespace: &str) -> String {
-    let Ok(list) = Api::<Event>::namespaced(client.clone(), namespace)
-        .list(&ListParams::default())
-        .await
-    else {
-        return "(events could not be listed)\n".into();
-    };
-    let mut rows: Vec<(String, String)> = list
-        .items
-        .iter()
-        .map(|e| {
-            let time = e
-                .event_time
-                .as_ref()
-                .map(|t| t.0.to_string())
-                .or_else(|| e.last_timestamp.as_ref().map(|t| t.0.to_string()))
-                .or_else(|| {
-                    e.metadata
-                        .creation_timestamp
-                        .as_ref()
-                        .map(|t| t.0.to_string())
-                })
-                .unwrap_or_default();
-            let line = format!(
-                "{time} {} {} {}/{}: {}",
-                e.type_.as_deref().unwrap_or(""),
-                e.reason.as_deref().unwrap_or(""),
-                e.involved_object.kind.as_deref().unwrap_or(""),
-                e.involved_object.name.as_deref().unwrap_or(""),
-                e.message.as_deref().unwrap_or("")
-            );
-            (time, line)
-        })
-        .collect();
-    rows.sort();
-    rows.into_iter().map(|(_, l)| l + "\n").collect()
 }

@@ -1,177 +1,147 @@
-//! Reports of a run: the scenario records, the HTML page with the phase diagram, and the
-//! artifacts of failed scenarios. JUnit XML and cucumber JSON come from cucumber's writers.
+//! Reports of a run, static files that work when opened from disk: `index.html` (features,
+//! the phase diagram with the scenarios behind each edge, the parameters of the design and
+//! the scenarios that test them, what was skipped), a page per scenario (its Gherkin text
+//! with each step's outcome, a timeline of each of its AppWrappers, its artifacts), and
+//! `results.json` for `awconf report compare`. JUnit XML and cucumber JSON come from
+//! cucumber's writers.
 
 pub mod artifacts;
+pub mod events;
+pub mod gherkin;
+pub mod html;
+pub mod index;
 pub mod logs;
+pub mod matrix;
+pub mod parameters;
+pub mod recorder;
+pub mod results;
+pub mod scenario_page;
 pub mod svg;
+pub mod timeline;
 
-use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 
-use anyhow::Context as _;
+use chrono::{DateTime, Utc};
+use serde::{Deserialize, Serialize};
 
 use crate::monitor::EdgeCoverage;
+use crate::monitor::history::AppWrapperHistory;
 use crate::options::Summary;
+use events::EventRecord;
+use gherkin::ScenarioText;
+use recorder::ScenarioRun;
+
+#[derive(Serialize, Deserialize, Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+#[serde(rename_all = "lowercase")]
+pub enum Status {
+    Passed,
+    Failed,
+    /// Passed, but only on a retry.
+    Flaky,
+    Skipped,
+}
+
+impl Status {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Status::Passed => "passed",
+            Status::Failed => "failed",
+            Status::Flaky => "flaky",
+            Status::Skipped => "skipped",
+        }
+    }
+}
 
 /// How one scenario went.
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, Default)]
 pub struct ScenarioRecord {
     pub feature: String,
     pub scenario: String,
     pub namespace: String,
     pub passed: bool,
+    /// It passed only on a retry.
+    pub flaky: bool,
     pub failure: Option<String>,
     pub seconds: f64,
     /// Where its artifacts are, when it failed.
     pub artifacts: Option<PathBuf>,
-    /// The phase changes the monitor saw in its namespace (`A → B`).
+    /// The phase changes the monitor saw in its namespace (`name: A → B`).
     pub transitions: Vec<String>,
+    pub text: ScenarioText,
+    /// How its steps ran; filled in from the [`recorder::StepRecorder`] when the run ends.
+    pub run: ScenarioRun,
+    /// What the monitor observed of each of its AppWrappers.
+    pub appwrappers: Vec<AppWrapperHistory>,
+    /// The Events of its namespace when it ended.
+    pub events: Vec<EventRecord>,
+    pub finished_at: Option<DateTime<Utc>>,
 }
 
 impl ScenarioRecord {
     pub fn title(&self) -> String {
         format!("{}: {}", self.feature, self.scenario)
     }
+
+    pub fn status(&self) -> Status {
+        match (self.passed, self.flaky) {
+            (false, _) => Status::Failed,
+            (true, true) => Status::Flaky,
+            (true, false) => Status::Passed,
+        }
+    }
+
+    /// Its directory under `scenarios/`: its namespace, where its artifacts are too.
+    pub fn dir_name(&self) -> String {
+        if !self.namespace.is_empty() {
+            return self.namespace.clone();
+        }
+        let file = Path::new(&self.text.key.file)
+            .file_stem()
+            .map(|s| s.to_string_lossy().into_owned())
+            .unwrap_or_else(|| self.feature.clone());
+        format!(
+            "no-namespace-{}",
+            html::anchor(&format!("{file} {} {}", self.text.key.line, self.scenario))
+        )
+    }
+
+    /// Its page, relative to the report directory.
+    pub fn page(&self) -> String {
+        format!("scenarios/{}/index.html", self.dir_name())
+    }
 }
 
-fn escape(text: &str) -> String {
-    text.replace('&', "&amp;")
-        .replace('<', "&lt;")
-        .replace('>', "&gt;")
-        .replace('"', "&quot;")
+/// A scenario not run here, and why.
+#[derive(Clone, Debug, Default)]
+pub struct Skipped {
+    pub feature: String,
+    pub scenario: String,
+    pub reason: String,
+    pub text: ScenarioText,
 }
 
-/// Writes `index.html` into the report directory.
-pub fn write_html(
-    dir: &Path,
-    summary: &Summary,
-    records: &[ScenarioRecord],
-    coverage: &[EdgeCoverage],
-    context: &str,
-) -> anyhow::Result<PathBuf> {
-    let mut html = String::new();
-    let _ = write!(
-        html,
-        r#"<!doctype html>
-<html lang="en"><head><meta charset="utf-8"><title>AppWrapper conformance</title>
-<style>
-body {{ font-family: sans-serif; margin: 2em; color: #212121; }}
-table {{ border-collapse: collapse; margin: 1em 0; }}
-td, th {{ border: 1px solid #cfd8dc; padding: 4px 8px; text-align: left; vertical-align: top; }}
-.pass {{ color: #2e7d32; font-weight: bold; }} .fail {{ color: #c62828; font-weight: bold; }}
-pre {{ white-space: pre-wrap; max-width: 70em; margin: 0; font-size: 12px; }}
-</style></head><body>
-<h1>AppWrapper conformance</h1>
-<p>{context}</p>
-<p class="{cls}">{line}</p>
-<p>{secs:.0} s; phase-diagram transitions taken: {covered} of {total}.</p>
-"#,
-        context = escape(context),
-        cls = if summary.failed == 0 { "pass" } else { "fail" },
-        line = escape(&summary.closing_line()),
-        secs = summary.duration.as_secs_f64(),
-        covered = summary.transitions_covered,
-        total = summary.transitions_total,
-    );
-    html.push_str("<h2>Phase diagram</h2>\n");
-    html.push_str(&svg::phase_diagram(coverage));
-    html.push_str("<h2>Transitions</h2>\n<table><tr><th>From</th><th>To</th><th>Seen</th><th>Inferred</th><th>Scenarios</th></tr>\n");
-    for edge in coverage {
-        let scenarios: Vec<String> = edge
-            .namespaces
-            .iter()
-            .map(|ns| {
-                records
-                    .iter()
-                    .find(|r| &r.namespace == ns)
-                    .map_or_else(|| ns.clone(), ScenarioRecord::title)
-            })
-            .collect();
-        let _ = writeln!(
-            html,
-            "<tr><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}{}</td></tr>",
-            edge.from,
-            edge.to,
-            edge.direct,
-            edge.inferred,
-            escape(&scenarios.join("; ")),
-            if edge.in_diagram {
-                ""
-            } else {
-                " (not drawn: allowed only on deletion)"
-            }
-        );
+impl Skipped {
+    pub fn title(&self) -> String {
+        format!("{}: {}", self.feature, self.scenario)
     }
-    html.push_str("</table>\n<h2>Scenarios</h2>\n<table><tr><th>Result</th><th>Feature</th><th>Scenario</th><th>Seconds</th><th>Namespace</th><th>Details</th></tr>\n");
-    for r in records {
-        let details = match (&r.failure, &r.artifacts) {
-            (Some(failure), Some(_)) => format!(
-                "<pre>{}</pre><a href=\"scenarios/{}/failure.txt\">artifacts</a>",
-                escape(&truncate(failure, 4000)),
-                escape(&r.namespace)
-            ),
-            (Some(failure), None) => format!("<pre>{}</pre>", escape(&truncate(failure, 4000))),
-            _ => escape(&r.transitions.join(", ")),
-        };
-        let _ = writeln!(
-            html,
-            "<tr><td class=\"{}\">{}</td><td>{}</td><td>{}</td><td>{:.1}</td><td>{}</td><td>{}</td></tr>",
-            if r.passed { "pass" } else { "fail" },
-            if r.passed { "passed" } else { "failed" },
-            escape(&r.feature),
-            escape(&r.scenario),
-            r.seconds,
-            escape(&r.namespace),
-            details
-        );
-    }
-    html.push_str("</table>\n</body></html>\n");
-    let path = dir.join("index.html");
-    std::fs::write(&path, html).with_context(|| format!("writing {}", path.display()))?;
-    Ok(path)
 }
 
-fn truncate(text: &str, max: usize) -> String {
-    if text.len() <= max {
-        return text.to_string();
-    }
-    let mut end = max;
-    while !text.is_char_boundary(end) {
-        end -= 1;
-    }
-    format!("{}\n… (see the artifacts)", &text[..end])
+/// Everything a report is made of.
+pub struct Report<'a> {
+    pub summary: &'a Summary,
+    pub records: &'a [ScenarioRecord],
+    pub skipped: &'a [Skipped],
+    pub coverage: &'a [EdgeCoverage],
+    /// The controller under test, Kueue's version, the concurrency.
+    pub context: &'a str,
 }
 
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn the_page_lists_scenarios_and_draws_the_diagram() {
-        let dir = std::env::temp_dir().join(format!("awconf-report-{}", std::process::id()));
-        std::fs::create_dir_all(&dir).unwrap();
-        let records = vec![ScenarioRecord {
-            feature: "Phases".into(),
-            scenario: "a <b> c".into(),
-            namespace: "aw-1-x".into(),
-            passed: false,
-            failure: Some("boom".into()),
-            seconds: 1.5,
-            artifacts: Some(dir.join("scenarios").join("aw-1-x")),
-            transitions: vec![],
-        }];
-        let summary = Summary {
-            passed: 0,
-            failed: 1,
-            transitions_total: 20,
-            ..Summary::default()
-        };
-        let path = write_html(&dir, &summary, &records, &[], "embedded").unwrap();
-        let html = std::fs::read_to_string(path).unwrap();
-        assert!(html.contains("0 passed, 1 failed"));
-        assert!(html.contains("a &lt;b&gt; c"));
-        assert!(html.contains("scenarios/aw-1-x/failure.txt"));
-        assert!(html.contains("<svg"));
-        let _ = std::fs::remove_dir_all(dir);
+/// Writes a page per scenario, `results.json` and `index.html` into `dir`; returns the path
+/// of the index.
+pub fn write(dir: &Path, report: &Report<'_>) -> anyhow::Result<PathBuf> {
+    for record in report.records {
+        scenario_page::write(dir, record)?;
     }
+    results::RunResults::of(report).write(dir)?;
+    index::write(dir, report)
 }

@@ -1,9 +1,11 @@
-//! The phase diagram as SVG, each edge marked by whether the run took it.
+//! The phase diagram as SVG, each edge marked by whether the run took it and linked to the
+//! list of the scenarios that took it (on the same page, under [`edge_anchor`]).
 
 use std::fmt::Write as _;
 
 use appwrapper_controller::api::Phase;
 
+use super::html::{anchor, escape};
 use crate::monitor::EdgeCoverage;
 
 const W: f64 = 60.0; // half width of a phase box
@@ -54,10 +56,9 @@ fn clip(from: (f64, f64), to: (f64, f64)) -> (f64, f64) {
     (from.0 + dx * s, from.1 + dy * s)
 }
 
-fn escape(text: &str) -> String {
-    text.replace('&', "&amp;")
-        .replace('<', "&lt;")
-        .replace('>', "&gt;")
+/// The `id` of an edge's list of scenarios.
+pub fn edge_anchor(from: Phase, to: Phase) -> String {
+    format!("edge-{}", anchor(&format!("{from} {to}")))
 }
 
 /// The diagram; `edges` gives every edge and how often it was taken.
@@ -99,15 +100,15 @@ pub fn phase_diagram(edges: &[EdgeCoverage]) -> String {
                 String::new()
             }
         );
+        let d = format!(
+            "M{:.1},{:.1} Q{:.1},{:.1} {:.1},{:.1}",
+            start.0, start.1, control.0, control.1, end.0, end.1
+        );
+        // A wide transparent copy of the edge under it makes it easy to click.
         let _ = writeln!(
             svg,
-            r#"<path class="edge {class}" d="M{:.1},{:.1} Q{:.1},{:.1} {:.1},{:.1}" fill="none" stroke="{color}" stroke-width="{width}" stroke-dasharray="{dash}" marker-end="url(#{class})"><title>{}</title></path>"#,
-            start.0,
-            start.1,
-            control.0,
-            control.1,
-            end.0,
-            end.1,
+            r##"<a class="edge-link" href="#{}"><title>{}</title><path d="{d}" fill="none" stroke="transparent" stroke-width="14"/><path class="edge {class}" d="{d}" fill="none" stroke="{color}" stroke-width="{width}" stroke-dasharray="{dash}" marker-end="url(#{class})"/>"##,
+            edge_anchor(edge.from, edge.to),
             escape(&title)
         );
         let label_at = (
@@ -123,7 +124,7 @@ pub fn phase_diagram(edges: &[EdgeCoverage]) -> String {
         };
         let _ = writeln!(
             svg,
-            r#"<text x="{:.1}" y="{:.1}" fill="{color}" font-size="11" text-anchor="middle" dy="-3">{label}</text>"#,
+            r#"<text x="{:.1}" y="{:.1}" fill="{color}" font-size="11" text-anchor="middle" dy="-3">{label}</text></a>"#,
             label_at.0, label_at.1
         );
     }
@@ -177,6 +178,8 @@ mod tests {
             svg.contains("Resuming → Running: seen 1 times")
                 || svg.contains("Resuming → Running: seen 0 times")
         );
+        assert_eq!(svg.matches("<a class=\"edge-link\"").count(), 19);
+        assert!(svg.contains("href=\"#edge-resuming-running\""));
     }
 
     #[test]

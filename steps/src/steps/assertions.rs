@@ -320,7 +320,7 @@ async fn event(
             if events.items.iter().any(|e| is_event(e, name, reason, text)) {
                 Check::Done(())
             } else {
-                Check::NotYet(crate::report::artifacts::events(client, ns).await)
+                Check::NotYet(crate::report::events::text(client, ns).await)
             },
         )
     })

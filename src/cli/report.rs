@@ -1,0 +1,39 @@
+//! `awconf report`: what can be made of report directories after their runs.
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use clap::Subcommand;
+use conformance_steps::report::matrix;
+
+#[derive(Subcommand)]
+pub enum ReportCommand {
+    /// The conformance matrix of several runs: one row per scenario, one column per report
+    /// directory (read through its results.json), each cell linked to the scenario's page.
+    Compare {
+        /// Report directories of `awconf run --report DIR`.
+        #[arg(required = true)]
+        dirs: Vec<PathBuf>,
+        /// The HTML page to write.
+        #[arg(long, short, default_value = "conformance-matrix.html")]
+        output: PathBuf,
+    },
+}
+
+impl ReportCommand {
+    pub fn run(self) -> anyhow::Result<ExitCode> {
+        match self {
+            ReportCommand::Compare { dirs, output } => {
+                let c = matrix::compare(&dirs, &output)?;
+                println!(
+                    "{}: {} scenarios × {} runs, {} differ",
+                    output.display(),
+                    c.scenarios,
+                    c.runs,
+                    c.differing
+                );
+                Ok(ExitCode::SUCCESS)
+            }
+        }
+    }
+}

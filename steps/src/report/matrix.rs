@@ -1,0 +1,254 @@
+//! The conformance matrix, `awconf report compare DIR...`: one row per scenario, one column per
+//! run (a report directory, read through its `results.json`), each cell its outcome linked to
+//! the scenario's page in that run. Rows where the runs disagree are marked.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::fmt::Write as _;
+use std::path::{Component, Path, PathBuf};
+
+use anyhow::Context as _;
+
+use super::Status;
+use super::html::{escape, href, page};
+use super::results::{RunResults, ScenarioResult};
+
+/// One run as a column: what it is called, where it is from the matrix, and its results.
+#[derive(Clone, Debug)]
+pub struct Column {
+    pub label: String,
+    /// The run's report directory, relative to the matrix's directory (`/`-separated).
+    pub dir: String,
+    pub results: RunResults,
+}
+
+/// What a comparison found.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Comparison {
+    pub scenarios: usize,
+    pub runs: usize,
+    /// Scenarios whose outcome is not the same in every run.
+    pub differing: usize,
+}
+
+/// `to` relative to the directory `from`; both absolute and without `.` or `..`.
+pub fn relative(from: &Path, to: &Path) -> PathBuf {
+    let from: Vec<Component> = from.components().collect();
+    let to: Vec<Component> = to.components().collect();
+    let common = from.iter().zip(&to).take_while(|(a, b)| a == b).count();
+    let mut path = PathBuf::new();
+    for _ in common..from.len() {
+        path.push("..");
+    }
+    for c in &to[common..] {
+        path.push(c);
+    }
+    if path.as_os_str().is_empty() {
+        path.push(".");
+    }
+    path
+}
+
+fn slashed(path: &Path) -> String {
+    path.components()
+        .map(|c| c.as_os_str().to_string_lossy().into_owned())
+        .collect::<Vec<_>>()
+        .join("/")
+}
+
+/// Reads the runs in `dirs` and writes their matrix to `output`.
+pub fn compare(dirs: &[PathBuf], output: &Path) -> anyhow::Result<Comparison> {
+    anyhow::ensure!(
+        !dirs.is_empty(),
+        "compare needs at least one report directory"
+    );
+    let out_dir = match output.parent() {
+        Some(p) if !p.as_os_str().is_empty() => p.to_path_buf(),
+        _ => PathBuf::from("."),
+    };
+    std::fs::create_dir_all(&out_dir).with_context(|| format!("creating {}", out_dir.display()))?;
+    let out_dir = out_dir
+        .canonicalize()
+        .with_context(|| format!("resolving {}", out_dir.display()))?;
+    let mut columns = Vec::new();
+    for dir in dirs {
+        let results = RunResults::read(dir)?;
+        let absolute = dir
+            .canonicalize()
+            .with_context(|| format!("resolving {}", dir.display()))?;
+        columns.push(Column {
+            label: dir.display().to_string(),
+            dir: slashed(&relative(&out_dir, &absolute)),
+            results,
+        });
+    }
+    let (html, comparison) = render(&columns);
+    std::fs::write(output, html).with_context(|| format!("writing {}", output.display()))?;
+    Ok(comparison)
+}
+
+type Row<'a> = Vec<Option<&'a ScenarioResult>>;
+
+/// The rows, by feature and scenario, with each run's result.
+fn rows(columns: &[Column]) -> BTreeMap<(&str, &str), Row<'_>> {
+    let mut rows: BTreeMap<(&str, &str), Row<'_>> = BTreeMap::new();
+    for (i, column) in columns.iter().enumerate() {
+        for s in &column.results.scenarios {
+            rows.entry((s.feature.as_str(), s.scenario.as_str()))
+                .or_insert_with(|| vec![None; columns.len()])[i] = Some(s);
+        }
+    }
+    rows
+}
+
+/// The runs that have the scenario disagree on its outcome (a run without it, filtered or
+/// older, says nothing).
+fn differs(row: &Row<'_>) -> bool {
+    row.iter()
+        .flatten()
+        .map(|s| s.status)
+        .collect::<BTreeSet<Status>>()
+        .len()
+        > 1
+}
+
+pub fn render(columns: &[Column]) -> (String, Comparison) {
+    let rows = rows(columns);
+    let differing = rows.values().filter(|r| differs(r)).count();
+    let mut body = format!(
+        "<h1>Conformance matrix</h1>\n<p>{} scenarios × {} runs; {} differ between runs \
+         (marked ≠).</p>\n<table class=\"matrix\"><tr><th></th><th>Feature</th><th>Scenario</th>",
+        rows.len(),
+        columns.len(),
+        differing
+    );
+    for c in columns {
+        let _ = write!(
+            body,
+            "<th><a href=\"{}/index.html\">{}</a><br><small>{}<br>{}</small></th>",
+            href(&c.dir),
+            escape(&c.label),
+            escape(&c.results.context),
+            escape(&c.results.closing_line)
+        );
+    }
+    body.push_str("</tr>\n");
+    for ((feature, scenario), row) in &rows {
+        let marker = if differs(row) { "≠" } else { "" };
+        let _ = write!(
+            body,
+            "<tr class=\"{}\"><td>{marker}</td><td>{}</td><td>{}</td>",
+            if marker.is_empty() { "same" } else { "differs" },
+            escape(feature),
+            escape(scenario)
+        );
+        for (column, cell) in columns.iter().zip(row) {
+            body.push_str(&cell_html(column, *cell));
+        }
+        body.push_str("</tr>\n");
+    }
+    body.push_str("</table>\n");
+    (
+        page("Conformance matrix", &body),
+        Comparison {
+            scenarios: rows.len(),
+            runs: columns.len(),
+            differing,
+        },
+    )
+}
+
+fn cell_html(column: &Column, cell: Option<&ScenarioResult>) -> String {
+    let Some(s) = cell else {
+        return "<td class=\"absent\">—</td>".into();
+    };
+    let status = s.status.as_str();
+    let title = s
+        .reason
+        .as_deref()
+        .map(|r| format!(" title=\"{}\"", escape(r)))
+        .unwrap_or_default();
+    match &s.page {
+        Some(p) => format!(
+            "<td class=\"{status}\"{title}><a href=\"{}/{}\">{status}</a></td>",
+            href(&column.dir),
+            href(p)
+        ),
+        None => format!("<td class=\"{status}\"{title}>{status}</td>"),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn paths_are_made_relative() {
+        let cases = [
+            ("/a/b", "/a/b/run", "run"),
+            ("/a/b", "/a/c/run", "../c/run"),
+            ("/a/b", "/a/b", "."),
+            ("/", "/x/y", "x/y"),
+            ("/a/b/c", "/d", "../../../d"),
+        ];
+        for (from, to, want) in cases {
+            assert_eq!(
+                relative(Path::new(from), Path::new(to)),
+                PathBuf::from(want),
+                "{from} → {to}"
+            );
+        }
+    }
+
+    fn result(scenario: &str, status: Status) -> ScenarioResult {
+        ScenarioResult {
+            feature: "Phases".into(),
+            scenario: scenario.into(),
+            status,
+            seconds: 1.0,
+            page: (status != Status::Skipped).then(|| format!("scenarios/{scenario}/index.html")),
+            reason: (status == Status::Skipped).then(|| "@extension".to_string()),
+        }
+    }
+
+    fn column(dir: &str, scenarios: Vec<ScenarioResult>) -> Column {
+        Column {
+            label: dir.into(),
+            dir: dir.into(),
+            results: RunResults {
+                format: super::super::results::FORMAT,
+                context: "embedded".into(),
+                closing_line: "1 passed, 0 failed".into(),
+                seconds: 1.0,
+                scenarios,
+            },
+        }
+    }
+
+    #[test]
+    fn the_matrix_marks_runs_that_disagree() {
+        let columns = [
+            column(
+                "run a",
+                vec![result("s1", Status::Passed), result("s2", Status::Passed)],
+            ),
+            column(
+                "b",
+                vec![result("s1", Status::Passed), result("s2", Status::Skipped)],
+            ),
+            column("c", vec![result("s3", Status::Failed)]),
+        ];
+        let (html, comparison) = render(&columns);
+        assert_eq!(
+            comparison,
+            Comparison {
+                scenarios: 3,
+                runs: 3,
+                differing: 1
+            }
+        );
+        assert!(html.contains("<a href=\"run%20a/scenarios/s1/index.html\">passed</a>"));
+        assert!(html.contains("<td class=\"skipped\" title=\"@extension\">skipped</td>"));
+        assert_eq!(html.matches("<tr class=\"differs\">").count(), 1);
+        assert_eq!(html.matches("<td class=\"absent\">").count(), 4);
+    }
+}
