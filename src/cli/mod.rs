@@ -25,7 +25,7 @@ pub struct Cli {
 }
 
 #[derive(Subcommand)]
-enum Command {
+pub(crate) enum Command {
     /// Run the conformance suite: the main job.
     Run(Box<run::RunArgs>),
     /// Bring an embedded cluster up or down, or show it.

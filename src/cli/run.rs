@@ -5,7 +5,7 @@ use std::process::ExitCode;
 
 use clap::Args;
 use clusters::install::Part;
-use conformance_steps::{ClusterChoice, ControllerMode, SuiteOptions, run_suite};
+use conformance_steps::{ClusterChoice, ControllerMode, FeatureSet, Plan, SuiteOptions, run_plan};
 
 #[derive(Args)]
 pub struct RunArgs {
@@ -53,9 +53,12 @@ pub struct RunArgs {
     /// Directory for the reports and the artifacts of failed scenarios.
     #[arg(long)]
     report: Option<PathBuf>,
-    /// Directory of *.feature files (default: the built-in features).
-    #[arg(long)]
+    /// A directory of your own *.feature files, run beside the built-in features.
+    #[arg(long, value_name = "DIR", conflicts_with = "only_features")]
     features: Option<PathBuf>,
+    /// A directory of your own *.feature files, run instead of the built-in features.
+    #[arg(long, value_name = "DIR")]
+    only_features: Option<PathBuf>,
     /// Leave a failed scenario's namespace and objects in place.
     #[arg(long)]
     keep_on_failure: bool,
@@ -71,7 +74,28 @@ pub struct RunArgs {
 
 impl RunArgs {
     pub async fn run(self) -> anyhow::Result<ExitCode> {
-        let mut options = SuiteOptions::from_env().map_err(anyhow::Error::msg)?;
+        let options = self.options(SuiteOptions::from_env().map_err(anyhow::Error::msg)?)?;
+        // Bad feature files, and filters that select nothing, stop here: nothing started yet.
+        let plan = Plan::prepare(&options)?;
+        anyhow::ensure!(
+            !plan.selected().is_empty(),
+            "no scenario matches {}; `awconf features list` shows the features",
+            plan.selection.describe()
+        );
+        conformance_steps::logging::init(&options.report_dir);
+        let summary = run_plan(options, plan).await?;
+        for line in summary.report_lines() {
+            println!("{line}");
+        }
+        Ok(if summary.success() {
+            ExitCode::SUCCESS
+        } else {
+            ExitCode::FAILURE
+        })
+    }
+
+    /// The suite's options: these flags over `options` (the environment's).
+    fn options(self, mut options: SuiteOptions) -> anyhow::Result<SuiteOptions> {
         let command = (!self.command.is_empty()).then(|| self.command.join(" "));
         anyhow::ensure!(
             self.appwrapper_version.is_none() || self.controller == "reference",
@@ -112,25 +136,49 @@ impl RunArgs {
         options.filters = self.filters;
         options.junit = self.junit.or(options.junit);
         options.report_dir = self.report.unwrap_or(options.report_dir);
-        options.features = self.features.or(options.features);
+        if self.features.is_some() || self.only_features.is_some() {
+            options.features = FeatureSet::from_dirs(self.features, self.only_features)
+                .map_err(anyhow::Error::msg)?;
+        }
         options.keep_on_failure |= self.keep_on_failure;
         options.concurrency = self.concurrency.unwrap_or(options.concurrency);
-        if let Some(dir) = &options.features {
-            anyhow::ensure!(
-                dir.is_dir(),
-                "no feature directory at {}; pass --features <dir>, or leave it out for the built-in features",
-                dir.display()
-            );
+        Ok(options)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use clap::Parser as _;
+
+    use super::*;
+    use crate::cli::{Cli, Command};
+
+    fn options(args: &[&str]) -> anyhow::Result<SuiteOptions> {
+        let cli = Cli::try_parse_from(["awconf", "run"].iter().chain(args))?;
+        match cli.command {
+            Command::Run(run) => run.options(SuiteOptions::default()),
+            _ => unreachable!("awconf run parses as Run"),
         }
-        conformance_steps::logging::init(&options.report_dir);
-        let summary = run_suite(options).await?;
-        for line in summary.report_lines() {
-            println!("{line}");
+    }
+
+    #[test]
+    fn feature_flags_reach_the_options() {
+        let table: &[(&[&str], FeatureSet)] = &[
+            (&[], FeatureSet::BuiltIn),
+            (
+                &["--features", "mine"],
+                FeatureSet::BuiltInAnd("mine".into()),
+            ),
+            (
+                &["--only-features", "mine"],
+                FeatureSet::Only("mine".into()),
+            ),
+        ];
+        for (args, features) in table {
+            let options = options(args).unwrap();
+            assert_eq!(&options.features, features, "{args:?}");
         }
-        Ok(if summary.success() {
-            ExitCode::SUCCESS
-        } else {
-            ExitCode::FAILURE
-        })
+        let both = options(&["--features", "a", "--only-features", "b"]).unwrap_err();
+        assert!(both.to_string().contains("cannot be used with"), "{both}");
     }
 }

@@ -2,8 +2,8 @@
 //! queues), step definitions that read like the spec, a partial-YAML matcher, an invariant
 //! monitor that watches every AppWrapper for the whole run, and the reports.
 //!
-//! Entry point: [`run_suite`], called by `tests/conformance.rs` (under `cargo test`) and by
-//! `awconf run`.
+//! Entry point: [`run_suite`] (or [`Plan::prepare`] then [`run_plan`]), called by
+//! `tests/conformance.rs` (under `cargo test`) and by `awconf run`.
 
 pub mod annotations;
 pub mod bounds;
@@ -19,6 +19,7 @@ pub mod matcher;
 pub mod monitor;
 pub mod operator_config;
 pub mod options;
+pub mod plan;
 pub mod reference;
 pub mod report;
 pub mod runner;
@@ -29,6 +30,7 @@ pub mod webhook;
 pub mod world;
 pub mod yaml;
 
-pub use options::{ClusterChoice, ControllerMode, SuiteOptions, Summary};
-pub use suite::run_suite;
+pub use options::{ClusterChoice, ControllerMode, FeatureSet, SuiteOptions, Summary};
+pub use plan::Plan;
+pub use suite::{run_plan, run_suite};
 pub use world::AwWorld;

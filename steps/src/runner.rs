@@ -3,13 +3,17 @@
 //!
 //! Arguments: `[FILTER...] [--tags EXPR] [--controller embedded|process|external|reference]
 //! [--controller-command CMD] [--appwrapper-version vX.Y.Z] [--kueue-version vX.Y.Z]
-//! [--report-dir DIR] [--junit FILE] [--features DIR] [--concurrency N] [--keep-on-failure]`;
-//! the same settings can come from the `AWCONF_*` variables of [`SuiteOptions::from_env`].
+//! [--report-dir DIR] [--junit FILE] [--features DIR | --only-features DIR]
+//! [--concurrency N] [--keep-on-failure]`; the same settings can come from the `AWCONF_*`
+//! variables of [`SuiteOptions::from_env`].
+//!
+//! `cargo test --workspace NAME` hands NAME to these binaries too: when no scenario matches
+//! the filters, they say so and pass without starting anything.
 
 use std::path::PathBuf;
 use std::process::ExitCode;
 
-use crate::{ControllerMode, SuiteOptions, run_suite};
+use crate::{ControllerMode, FeatureSet, Plan, SuiteOptions, run_plan};
 
 const FLAGS: &[&str] = &[
     "--tags",
@@ -20,6 +24,7 @@ const FLAGS: &[&str] = &[
     "--report-dir",
     "--junit",
     "--features",
+    "--only-features",
     "--concurrency",
     "--keep-on-failure",
 ];
@@ -34,6 +39,8 @@ pub fn parse_args(
     let mut mode: Option<String> = None;
     let mut command: Option<String> = None;
     let mut reference_version: Option<String> = None;
+    let mut extra_features: Option<PathBuf> = None;
+    let mut only_features: Option<PathBuf> = None;
     while let Some(arg) = args.next() {
         let mut value = |name: &str| args.next().ok_or_else(|| format!("{name} needs a value"));
         match arg.as_str() {
@@ -46,7 +53,8 @@ pub fn parse_args(
             }
             "--report-dir" => options.report_dir = PathBuf::from(value(&arg)?),
             "--junit" => options.junit = Some(PathBuf::from(value(&arg)?)),
-            "--features" => options.features = Some(PathBuf::from(value(&arg)?)),
+            "--features" => extra_features = Some(PathBuf::from(value(&arg)?)),
+            "--only-features" => only_features = Some(PathBuf::from(value(&arg)?)),
             "--concurrency" | "-c" => {
                 options.concurrency = value(&arg)?
                     .parse()
@@ -54,7 +62,7 @@ pub fn parse_args(
             }
             "--keep-on-failure" => options.keep_on_failure = true,
             // Flags cargo or IDEs pass to test binaries.
-            "--nocapture" | "--quiet" | "-q" | "--show-output" => {}
+            "--nocapture" | "--quiet" | "-q" | "--show-output" | "--exact" => {}
             flag if flag.starts_with('-') => {
                 return Err(format!(
                     "unknown flag {flag:?}; accepted: {}, and scenario-name filters",
@@ -68,12 +76,16 @@ pub fn parse_args(
         options.controller = ControllerMode::parse(&mode, command, None)?;
     }
     options.controller = options.controller.with_reference_version(reference_version);
+    if extra_features.is_some() || only_features.is_some() {
+        options.features = FeatureSet::from_dirs(extra_features, only_features)?;
+    }
     Ok(options)
 }
 
 /// Runs the suite with the environment's and the command line's settings over `defaults`
 /// (which may pick the controller and the report directory); prints the summary, ending
-/// with `N passed, N failed`.
+/// with `N passed, N failed`. Bad settings or feature files exit with 2 before anything
+/// starts; so does nothing, successfully, when no scenario matches the filters.
 pub async fn main(defaults: impl FnOnce(SuiteOptions) -> SuiteOptions) -> ExitCode {
     let options = SuiteOptions::from_env()
         .map(defaults)
@@ -85,8 +97,19 @@ pub async fn main(defaults: impl FnOnce(SuiteOptions) -> SuiteOptions) -> ExitCo
             return ExitCode::from(2);
         }
     };
+    let plan = match Plan::prepare(&options) {
+        Ok(plan) => plan,
+        Err(e) => {
+            eprintln!("conformance: {e:#}");
+            return ExitCode::from(2);
+        }
+    };
+    if plan.selected().is_empty() {
+        println!("{}", nothing_selected(&plan));
+        return ExitCode::SUCCESS;
+    }
     crate::logging::init(&options.report_dir);
-    match run_suite(options).await {
+    match run_plan(options, plan).await {
         Ok(summary) => {
             println!();
             for line in summary.report_lines() {
@@ -104,6 +127,15 @@ pub async fn main(defaults: impl FnOnce(SuiteOptions) -> SuiteOptions) -> ExitCo
             ExitCode::FAILURE
         }
     }
+}
+
+/// The closing line of a run that selected no scenario (under `cargo test`, the filter was
+/// most likely meant for another test).
+pub fn nothing_selected(plan: &Plan) -> String {
+    format!(
+        "0 passed, 0 failed (no scenario matches {})",
+        plan.selection.describe()
+    )
 }
 
 #[cfg(test)]
@@ -143,6 +175,50 @@ mod tests {
         .unwrap();
         assert_eq!(options.filters, vec!["Suspending".to_string()]);
         assert_eq!(options.tags.as_deref(), Some("@x"));
+    }
+
+    #[test]
+    fn feature_directories_come_from_the_command_line() {
+        let table: &[(&[&str], FeatureSet)] = &[
+            (&[], FeatureSet::BuiltIn),
+            (
+                &["--features", "mine"],
+                FeatureSet::BuiltInAnd("mine".into()),
+            ),
+            (
+                &["--only-features", "mine"],
+                FeatureSet::Only("mine".into()),
+            ),
+        ];
+        for (list, features) in table {
+            let options = parse_args(SuiteOptions::default(), args(list)).unwrap();
+            assert_eq!(&options.features, features, "{list:?}");
+        }
+        let from_env = SuiteOptions {
+            features: FeatureSet::BuiltInAnd("env".into()),
+            ..SuiteOptions::default()
+        };
+        let options = parse_args(from_env, args(&["--only-features", "mine"])).unwrap();
+        assert_eq!(options.features, FeatureSet::Only("mine".into()));
+        let both = args(&["--features", "a", "--only-features", "b"]);
+        assert!(parse_args(SuiteOptions::default(), both).is_err());
+    }
+
+    #[test]
+    fn a_unit_test_name_selects_no_scenario_and_starts_nothing() {
+        let options = parse_args(
+            SuiteOptions::default(),
+            args(&["report::junit::tests::escape", "--exact"]),
+        )
+        .unwrap();
+        let plan = Plan::prepare(&options).unwrap();
+        assert!(plan.selected().is_empty());
+        assert_eq!(
+            nothing_selected(&plan),
+            r#"0 passed, 0 failed (no scenario matches the name filter "report::junit::tests::escape")"#
+        );
+        let all = Plan::prepare(&SuiteOptions::default()).unwrap();
+        assert!(all.selected().len() > 80, "{}", all.selected().len());
     }
 
     #[test]

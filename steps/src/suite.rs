@@ -5,8 +5,6 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use anyhow::Context as _;
-use cucumber::tag::Ext as _;
-use cucumber::writer::Stats as _;
 use cucumber::{World as _, WriterExt as _, writer};
 use futures::FutureExt as _;
 
@@ -17,22 +15,24 @@ use crate::monitor::Monitor;
 use crate::options::{ControllerMode, SuiteOptions, Summary};
 use crate::report::gherkin::ScenarioText;
 use crate::report::{self, Report, Skipped};
+use crate::plan::{Plan, Prepared};
 use crate::world::AwWorld;
 use clusters::Capabilities;
 
-/// Runs the features of `options.features` and writes the reports. Returns the summary; the
-/// caller prints [`Summary::closing_line`] and fails when [`Summary::success`] is false.
+/// Runs the features of `options.features` and writes the reports. The features are parsed
+/// and checked first: a bad feature file fails here, before anything starts. Returns the
+/// summary; the caller prints [`Summary::closing_line`] and fails when [`Summary::success`]
+/// is false.
 pub async fn run_suite(options: SuiteOptions) -> anyhow::Result<Summary> {
+    let plan = Plan::prepare(&options)?;
+    run_plan(options, plan).await
+}
+
+/// Runs a plan [`Plan::prepare`] made from the same `options`.
+pub async fn run_plan(options: SuiteOptions, plan: Plan) -> anyhow::Result<Summary> {
     let started = Instant::now();
     std::fs::create_dir_all(&options.report_dir)
         .with_context(|| format!("creating {}", options.report_dir.display()))?;
-    let tags = match &options.tags {
-        Some(expr) => Some(
-            expr.parse::<cucumber::gherkin::tagexpr::TagOperation>()
-                .map_err(|e| anyhow::anyhow!("tag expression {expr:?}: {e}"))?,
-        ),
-        None => None,
-    };
 
     let environment = Environment::up(&options).await?;
     let monitor = Monitor::start(environment.watch_client.clone(), Duration::from_secs(60)).await?;
@@ -65,7 +65,7 @@ pub async fn run_suite(options: SuiteOptions) -> anyhow::Result<Summary> {
         crate::logging::current(),
     ));
     harness::install(Arc::clone(&harness));
-    let run = run_features(&harness, tags).await;
+    let run = run_features(&harness, plan).await;
     harness::uninstall();
     Environment::down(
         &harness.controller,
@@ -76,15 +76,12 @@ pub async fn run_suite(options: SuiteOptions) -> anyhow::Result<Summary> {
     .await;
     harness.monitor.stop();
     drop(keep);
-    let parse_errors = run?;
-    summarize(&harness, parse_errors, started.elapsed())
+    run?;
+    summarize(&harness, started.elapsed())
 }
 
-/// Runs cucumber; returns the number of feature files that did not parse.
-async fn run_features(
-    h: &Harness,
-    tags: Option<cucumber::gherkin::tagexpr::TagOperation>,
-) -> anyhow::Result<usize> {
+/// Runs cucumber over the plan's features.
+async fn run_features(h: &Harness, plan: Plan) -> anyhow::Result<()> {
     let o = &h.options;
     let junit_path = o.junit_path();
     if let Some(dir) = junit_path.parent() {
@@ -95,16 +92,16 @@ async fn run_features(
     let json_path = o.report_dir.join("cucumber.json");
     let json = std::fs::File::create(&json_path)
         .with_context(|| format!("creating {}", json_path.display()))?;
-    let features = match &o.features {
-        Some(dir) => dir.clone(),
-        None => crate::features::write_built_in(&o.report_dir.join("features"))
-            .context("writing out the built-in features")?,
-    };
     let mode = o.controller.clone();
     let capabilities = h.capabilities;
-    let selection = o.clone();
+    let Plan {
+        features,
+        selection,
+    } = plan;
     let excluded = Arc::clone(&h.excluded);
-    let writer = AwWorld::cucumber()
+    // The input type is the file parser's; `with_parser` replaces that parser.
+    AwWorld::cucumber::<std::path::PathBuf>()
+        .with_parser(Prepared)
         .max_concurrent_scenarios(o.concurrency.max(1))
         .before(|feature, rule, scenario, world| {
             hooks::before(feature, rule, scenario, world).boxed_local()
@@ -128,19 +125,15 @@ async fn run_features(
         .fail_on_skipped()
         .with_default_cli()
         .filter_run(features, move |feature, rule, scenario| {
-            let tags_of = || {
-                feature
-                    .tags
-                    .iter()
-                    .chain(rule.iter().flat_map(|r| r.tags.iter()))
-                    .chain(scenario.tags.iter())
-            };
-            if !tags.as_ref().is_none_or(|op| op.eval(tags_of()))
-                || !selection.selects(&feature.name, &scenario.name)
-            {
+            if !selection.selects(feature, rule, scenario) {
                 return false;
             }
-            match exclusion(&mode, &capabilities, tags_of()) {
+            let tags = feature
+                .tags
+                .iter()
+                .chain(rule.iter().flat_map(|r| r.tags.iter()))
+                .chain(scenario.tags.iter());
+            match exclusion(&mode, &capabilities, tags) {
                 Some(reason) => {
                     if let Ok(mut list) = excluded.lock() {
                         list.push(Skipped {
@@ -156,7 +149,7 @@ async fn run_features(
             }
         })
         .await;
-    Ok(writer.parsing_errors())
+    Ok(())
 }
 
 /// Why a scenario does not run here, if it does not: `@extension` scenarios specify where our
@@ -186,7 +179,7 @@ pub fn exclusion<'a>(
     None
 }
 
-fn summarize(h: &Harness, parse_errors: usize, duration: Duration) -> anyhow::Result<Summary> {
+fn summarize(h: &Harness, duration: Duration) -> anyhow::Result<Summary> {
     let mut runs = h.steps.take();
     let mut records = h.records();
     for record in &mut records {
@@ -195,7 +188,7 @@ fn summarize(h: &Harness, parse_errors: usize, duration: Duration) -> anyhow::Re
     let skipped = h.excluded.lock().map(|l| l.clone()).unwrap_or_default();
     let coverage = h.monitor.coverage();
     let passed = records.iter().filter(|r| r.passed).count();
-    let failed = records.len() - passed + parse_errors;
+    let failed = records.len() - passed;
     let diagram: Vec<_> = coverage.iter().filter(|e| e.in_diagram).collect();
     let mut slowest: Vec<(String, f64)> = records.iter().map(|r| (r.title(), r.seconds)).collect();
     slowest.sort_by(|a, b| b.1.total_cmp(&a.1));
@@ -203,7 +196,6 @@ fn summarize(h: &Harness, parse_errors: usize, duration: Duration) -> anyhow::Re
     let summary = Summary {
         passed,
         failed,
-        parse_errors,
         duration,
         transitions_covered: diagram.iter().filter(|e| e.direct > 0).count(),
         transitions_total: diagram.len(),

@@ -1,13 +1,30 @@
-//! The suite's feature files, compiled into awconf so that an installed binary needs no source
-//! tree; a run without `--features` writes them out and runs them.
+//! The feature files of a run: the built-in ones, compiled into awconf so that an installed
+//! binary needs no source tree, and a user's. Before a run starts anything they are all
+//! parsed and every step is checked against the step definitions ([`load_checked`]).
+
+mod check;
+mod definitions;
+mod load;
+mod nearest;
+mod problem;
 
 use std::path::{Path, PathBuf};
+
+use cucumber::feature::Ext as _;
+use cucumber::gherkin::Feature;
+
+pub use check::{check, closest};
+pub use definitions::{StepDefinition, registered};
+pub use load::{load, parse_text};
+pub use problem::{InvalidFeatures, Problem};
+
+use crate::options::FeatureSet;
 
 macro_rules! feature {
     ($name:literal) => {
         (
             concat!($name, ".feature"),
-            include_str!(concat!("../../features/", $name, ".feature")),
+            include_str!(concat!("../../../features/", $name, ".feature")),
         )
     };
 }
@@ -25,17 +42,70 @@ pub const BUILT_IN: &[(&str, &str)] = &[
     feature!("webhook"),
 ];
 
-/// Writes the built-in features into `dir` (replacing what an earlier run left there) and
-/// returns it.
-pub fn write_built_in(dir: &Path) -> std::io::Result<PathBuf> {
-    if dir.exists() {
-        std::fs::remove_dir_all(dir)?;
+/// The path a built-in feature is named by in reports and problems: where it is in the
+/// source tree, and where `awconf features export features` writes it.
+pub fn built_in_path(name: &str) -> PathBuf {
+    Path::new("features").join(name)
+}
+
+/// The features of `set`, parsed, each step matching exactly one step definition; otherwise
+/// every problem of every file.
+pub fn load_checked(set: &FeatureSet) -> Result<Vec<Feature>, InvalidFeatures> {
+    let (features, mut problems) = load(set);
+    problems.extend(check(&features, &registered()));
+    if problems.is_empty() {
+        Ok(features)
+    } else {
+        Err(InvalidFeatures(problems))
     }
+}
+
+/// Writes the built-in features into `dir` (created if need be; files of the same names are
+/// overwritten, nothing else is touched) and returns their paths.
+pub fn export(dir: &Path) -> std::io::Result<Vec<PathBuf>> {
     std::fs::create_dir_all(dir)?;
-    for (name, text) in BUILT_IN {
-        std::fs::write(dir.join(name), text)?;
-    }
-    Ok(dir.to_path_buf())
+    BUILT_IN
+        .iter()
+        .map(|(name, text)| {
+            let path = dir.join(name);
+            std::fs::write(&path, text)?;
+            Ok(path)
+        })
+        .collect()
+}
+
+/// `awconf features list`: one line per feature (file, scenarios, name), then the total.
+/// Scenario Outlines count once per example, as they run.
+pub fn listing(features: &[Feature]) -> Vec<String> {
+    let width = features
+        .iter()
+        .map(|f| display_path(f).len())
+        .max()
+        .unwrap_or(0);
+    let mut lines: Vec<String> = features
+        .iter()
+        .map(|f| {
+            format!(
+                "{:width$}  {:>3} scenarios  {}",
+                display_path(f),
+                f.count_scenarios(),
+                f.name
+            )
+        })
+        .collect();
+    let total: usize = features.iter().map(|f| f.count_scenarios()).sum();
+    lines.push(format!(
+        "total: {total} scenarios in {} features",
+        features.len()
+    ));
+    lines
+}
+
+fn display_path(feature: &Feature) -> String {
+    feature
+        .path
+        .as_deref()
+        .map_or_else(|| feature.name.clone(), |p| p.display().to_string())
 }
 
 #[cfg(test)]
@@ -54,15 +124,70 @@ mod tests {
     }
 
     #[test]
-    fn writing_replaces_what_was_there() {
+    fn the_built_in_features_parse_and_every_step_has_a_definition() {
+        let features = load_checked(&FeatureSet::BuiltIn).unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(features.len(), BUILT_IN.len());
+    }
+
+    #[test]
+    fn a_misspelt_step_of_a_users_feature_is_named_with_the_steps_it_resembles() {
         let dir = tempfile::tempdir().unwrap();
-        let features = dir.path().join("features");
-        std::fs::create_dir_all(&features).unwrap();
-        std::fs::write(features.join("stale.feature"), "Feature: stale").unwrap();
-        write_built_in(&features).unwrap();
+        std::fs::write(
+            dir.path().join("mine.feature"),
+            "Feature: mine\n  Scenario: s\n    Given an AppWrapper \"a\" wrapping a Job with 1 pod\n    When it is submitted to the LocalQueue\n    Then it reaches phaze Running within 30 seconds\n",
+        )
+        .unwrap();
+        let InvalidFeatures(problems) =
+            load_checked(&FeatureSet::BuiltInAnd(dir.path().to_path_buf())).unwrap_err();
+        assert_eq!(problems.len(), 1, "{problems:#?}");
+        let shown = problems[0].to_string();
+        let first_suggestion = shown.lines().nth(2).unwrap_or_default().trim();
+        assert!(
+            shown.starts_with(&format!(
+                "{}:5: unknown step: Then it reaches phaze Running within 30 seconds",
+                dir.path().join("mine.feature").display()
+            )),
+            "{shown}"
+        );
         assert_eq!(
-            std::fs::read_dir(&features).unwrap().count(),
-            BUILT_IN.len()
+            first_suggestion, "Then it reaches phase … within N seconds",
+            "{shown}"
+        );
+    }
+
+    #[test]
+    fn export_writes_the_built_in_features_and_keeps_the_rest() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(dir.path().join("mine.feature"), "Feature: mine").unwrap();
+        let written = export(dir.path()).unwrap();
+        assert_eq!(written.len(), BUILT_IN.len());
+        assert_eq!(
+            std::fs::read_dir(dir.path()).unwrap().count(),
+            BUILT_IN.len() + 1
+        );
+        let phases = std::fs::read_to_string(dir.path().join("phases.feature")).unwrap();
+        assert!(phases.starts_with("Feature: Phases"));
+    }
+
+    #[test]
+    fn the_listing_counts_scenarios_with_outlines_expanded() {
+        let plain = parse_text(
+            Path::new("features/a.feature"),
+            "Feature: A\n  Scenario: one\n    Given x\n  Scenario: two\n    Given y\n",
+        )
+        .unwrap();
+        let outline = parse_text(
+            Path::new("mine/outline.feature"),
+            "Feature: B\n  Scenario Outline: o <n>\n    Given <n>\n    Examples:\n      | n |\n      | 1 |\n      | 2 |\n      | 3 |\n",
+        )
+        .unwrap();
+        assert_eq!(
+            listing(&[plain, outline]),
+            [
+                "features/a.feature      2 scenarios  A",
+                "mine/outline.feature    3 scenarios  B",
+                "total: 5 scenarios in 2 features",
+            ]
         );
     }
 }

@@ -1,12 +1,14 @@
 //! What a suite run is asked to do, and what it reports back.
 
 mod cluster;
+mod feature_set;
 mod mode;
 mod summary;
 
 use std::path::{Path, PathBuf};
 
 pub use cluster::ClusterChoice;
+pub use feature_set::FeatureSet;
 pub use mode::ControllerMode;
 pub use summary::Summary;
 
@@ -22,8 +24,8 @@ pub struct SuiteOptions {
     /// Substrings of `feature: scenario`; a scenario runs when it contains any of them (all
     /// run when empty).
     pub filters: Vec<String>,
-    /// A directory of `*.feature` files; `None` runs the built-in ones ([`crate::features`]).
-    pub features: Option<PathBuf>,
+    /// The feature files to run: the built-in ones, and a user's beside them or instead.
+    pub features: FeatureSet,
     /// Where the JUnit XML goes; `None` means `<report_dir>/junit.xml`.
     pub junit: Option<PathBuf>,
     /// Reports (JUnit, cucumber JSON, HTML) and the artifacts of failed scenarios.
@@ -44,7 +46,7 @@ impl Default for SuiteOptions {
                 .unwrap_or_else(|_| clusters::kueue::KueueSource::pinned()),
             tags: None,
             filters: Vec::new(),
-            features: None,
+            features: FeatureSet::BuiltIn,
             junit: None,
             // Relative to the working directory: the workspace under `cargo test`.
             report_dir: Path::new("target").join("awconf-report"),
@@ -55,22 +57,23 @@ impl Default for SuiteOptions {
 }
 
 impl SuiteOptions {
-    /// Whether the scenario titled `feature: scenario` passes the name filters.
-    pub fn selects(&self, feature: &str, scenario: &str) -> bool {
-        let title = format!("{feature}: {scenario}");
-        self.filters.is_empty() || self.filters.iter().any(|f| title.contains(f.as_str()))
-    }
-
     /// The defaults, overridden by `AWCONF_CONTROLLER` (embedded|process|external|reference),
     /// `AWCONF_APPWRAPPER_VERSION` (the reference operator's version),
     /// `AWCONF_CONTROLLER_COMMAND`, `AWCONF_CONTROLLER_BIN`, `AWCONF_KUEUE_VERSION`,
     /// `AWCONF_KUEUE_SOURCE` (a Kueue checkout),
-    /// `AWCONF_TAGS`, `AWCONF_FEATURES`, `AWCONF_JUNIT`, `AWCONF_REPORT_DIR`,
-    /// `AWCONF_KEEP_ON_FAILURE` (1/true), `AWCONF_CONCURRENCY`, and for the cluster
+    /// `AWCONF_TAGS`, `AWCONF_FEATURES` (a directory added to the built-in features),
+    /// `AWCONF_ONLY_FEATURES` (a directory run instead of them),
+    /// `AWCONF_JUNIT`, `AWCONF_REPORT_DIR`, `AWCONF_KEEP_ON_FAILURE` (1/true),
+    /// `AWCONF_CONCURRENCY`, and for the cluster
     /// `AWCONF_CLUSTER`, `AWCONF_KUBECONFIG`, `AWCONF_CONTEXT`, `AWCONF_INSTALL`,
     /// `AWCONF_LOAD_IMAGES` and `AWCONF_CONTROLLER_IMAGE`.
     pub fn from_env() -> Result<Self, String> {
-        let var = |name: &str| std::env::var(name).ok().filter(|v| !v.is_empty());
+        Self::from_vars(|name| std::env::var(name).ok())
+    }
+
+    /// [`Self::from_env`] over any source of variables; empty values count as unset.
+    pub fn from_vars(lookup: impl Fn(&str) -> Option<String>) -> Result<Self, String> {
+        let var = |name: &str| lookup(name).filter(|v| !v.is_empty());
         let mut options = SuiteOptions {
             controller: ControllerMode::parse(
                 &var("AWCONF_CONTROLLER").unwrap_or_default(),
@@ -96,9 +99,10 @@ impl SuiteOptions {
             options.kueue = clusters::kueue::KueueSource::Checkout(dir.into());
         }
         options.tags = var("AWCONF_TAGS");
-        if let Some(v) = var("AWCONF_FEATURES") {
-            options.features = Some(v.into());
-        }
+        options.features = FeatureSet::from_dirs(
+            var("AWCONF_FEATURES").map(PathBuf::from),
+            var("AWCONF_ONLY_FEATURES").map(PathBuf::from),
+        )?;
         options.junit = var("AWCONF_JUNIT").map(PathBuf::from);
         if let Some(v) = var("AWCONF_REPORT_DIR") {
             options.report_dir = v.into();
@@ -124,13 +128,34 @@ impl SuiteOptions {
 mod tests {
     use super::*;
 
+    fn from(vars: &[(&str, &str)]) -> Result<SuiteOptions, String> {
+        SuiteOptions::from_vars(|name| {
+            vars.iter()
+                .find(|(n, _)| *n == name)
+                .map(|(_, v)| v.to_string())
+        })
+    }
+
+    type Vars<'a> = &'a [(&'a str, &'a str)];
+
     #[test]
-    fn name_filters_match_substrings_of_feature_and_scenario() {
-        let mut options = SuiteOptions::default();
-        assert!(options.selects("Phases", "Running → Succeeded: every pod succeeded"));
-        options.filters = vec!["Running → Succeeded".into(), "Restart".into()];
-        assert!(options.selects("Phases", "Running → Succeeded: every pod succeeded"));
-        assert!(options.selects("Restart safety", "Killed while Resetting"));
-        assert!(!options.selects("Phases", "Running → Failed"));
+    fn feature_directories_come_from_the_environment() {
+        let table: &[(Vars, FeatureSet)] = &[
+            (&[], FeatureSet::BuiltIn),
+            (
+                &[("AWCONF_FEATURES", "mine")],
+                FeatureSet::BuiltInAnd("mine".into()),
+            ),
+            (
+                &[("AWCONF_ONLY_FEATURES", "mine"), ("AWCONF_FEATURES", "")],
+                FeatureSet::Only("mine".into()),
+            ),
+        ];
+        for (vars, features) in table {
+            let options = from(vars).unwrap();
+            assert_eq!(&options.features, features, "{vars:?}");
+        }
+        let e = from(&[("AWCONF_FEATURES", "a"), ("AWCONF_ONLY_FEATURES", "b")]).unwrap_err();
+        assert!(e.contains("give one"), "{e}");
     }
 }

@@ -8,8 +8,6 @@ use std::time::Duration;
 pub struct Summary {
     pub passed: usize,
     pub failed: usize,
-    /// Feature files that did not parse (each also counts as failed).
-    pub parse_errors: usize,
     pub duration: Duration,
     /// Phase-diagram edges the monitor saw taken, out of all edges.
     pub transitions_covered: usize,

@@ -1,0 +1,243 @@
+//! Every step of the features against the step definitions, before a run: a step that no
+//! definition matches, or more than one, is a problem at its file and line; an unknown one
+//! comes with the closest known steps.
+
+use std::path::{Path, PathBuf};
+
+use cucumber::gherkin::{Feature, Step, StepType};
+
+use super::definitions::{StepDefinition, keyword_name};
+use super::nearest;
+use super::problem::Problem;
+
+/// How many known steps an unknown one is shown with.
+const SUGGESTIONS: usize = 3;
+/// Added to the distance of a definition for another keyword than the step's.
+const OTHER_KEYWORD: f64 = 0.5;
+
+pub fn check(features: &[Feature], definitions: &[StepDefinition]) -> Vec<Problem> {
+    let mut problems = Vec::new();
+    for feature in features {
+        let path = feature
+            .path
+            .clone()
+            .unwrap_or_else(|| PathBuf::from(&feature.name));
+        for step in steps_of(feature) {
+            let matching: Vec<&StepDefinition> = definitions
+                .iter()
+                .filter(|d| d.matches(step.ty, &step.value))
+                .collect();
+            match matching.len() {
+                1 => {}
+                0 => problems.push(unknown(&path, step, definitions)),
+                _ => problems.push(ambiguous(&path, step, &matching)),
+            }
+        }
+    }
+    problems.sort_by(|a, b| (&a.file, a.line).cmp(&(&b.file, b.line)));
+    // A Scenario Outline's steps appear once per example.
+    problems.dedup();
+    problems
+}
+
+/// Backgrounds' and scenarios' steps, rules' included.
+fn steps_of(feature: &Feature) -> impl Iterator<Item = &Step> {
+    let backgrounds = feature
+        .background
+        .iter()
+        .chain(feature.rules.iter().flat_map(|r| r.background.iter()))
+        .flat_map(|b| b.steps.iter());
+    let scenarios = feature
+        .scenarios
+        .iter()
+        .chain(feature.rules.iter().flat_map(|r| r.scenarios.iter()))
+        .flat_map(|s| s.steps.iter());
+    backgrounds.chain(scenarios)
+}
+
+fn written(step: &Step) -> String {
+    let keyword = step.keyword.trim();
+    let kind = keyword_name(step.ty);
+    if keyword == kind {
+        format!("{keyword} {}", step.value)
+    } else {
+        format!("{keyword} {} (a {kind} step)", step.value)
+    }
+}
+
+fn unknown(path: &Path, step: &Step, definitions: &[StepDefinition]) -> Problem {
+    let mut message = format!("unknown step: {}", written(step));
+    if let Some(other) = definitions.iter().find(|d| d.regex.is_match(&step.value)) {
+        message.push_str(&format!(
+            "; only a {} step reads so",
+            keyword_name(other.keyword)
+        ));
+    }
+    let suggestions = closest(step.ty, &step.value, definitions);
+    if !suggestions.is_empty() {
+        message.push_str("\n    closest known steps:");
+        for suggestion in suggestions {
+            message.push_str(&format!("\n      {suggestion}"));
+        }
+    }
+    Problem::at(path, step.position.line, message)
+}
+
+fn ambiguous(path: &Path, step: &Step, matching: &[&StepDefinition]) -> Problem {
+    let mut message = format!(
+        "ambiguous step: {} matches {} step definitions:",
+        written(step),
+        matching.len()
+    );
+    for definition in matching {
+        message.push_str(&format!("\n      {}", definition.regex.as_str()));
+    }
+    Problem::at(path, step.position.line, message)
+}
+
+/// The known steps closest to a step, as `Keyword phrase`, best first.
+pub fn closest(keyword: StepType, text: &str, definitions: &[StepDefinition]) -> Vec<String> {
+    let mut ranked: Vec<(f64, String)> = definitions
+        .iter()
+        .filter_map(|d| {
+            let (distance, phrase) = nearest::best_phrase(text, &d.phrases)?;
+            let penalty = if d.keyword == keyword {
+                0.0
+            } else {
+                OTHER_KEYWORD
+            };
+            Some((
+                distance + penalty,
+                format!("{} {phrase}", keyword_name(d.keyword)),
+            ))
+        })
+        .collect();
+    ranked.sort_by(|a, b| a.0.total_cmp(&b.0).then_with(|| a.1.cmp(&b.1)));
+    let mut suggestions: Vec<String> = Vec::new();
+    for (_, suggestion) in ranked {
+        if !suggestions.contains(&suggestion) {
+            suggestions.push(suggestion);
+        }
+        if suggestions.len() == SUGGESTIONS {
+            break;
+        }
+    }
+    suggestions
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::features::load::parse_text;
+
+    fn definitions() -> Vec<StepDefinition> {
+        [
+            (
+                StepType::Given,
+                r#"^an AppWrapper "([^"]+)" wrapping (.+)$"#,
+            ),
+            (
+                StepType::When,
+                r#"^(it|the AppWrapper(?: "[^"]+")?) is submitted to the LocalQueue$"#,
+            ),
+            (
+                StepType::Then,
+                r#"^(it|the AppWrapper(?: "[^"]+")?) reaches phase (\w+) within (\d+ seconds?)$"#,
+            ),
+            (
+                StepType::Then,
+                r#"^(it|the AppWrapper(?: "[^"]+")?) is in phase (\w+)$"#,
+            ),
+            (
+                StepType::Then,
+                r#"^(it|the AppWrapper(?: "[^"]+")?) is (.+)$"#,
+            ),
+        ]
+        .into_iter()
+        .map(|(keyword, regex)| StepDefinition::new(keyword, regex).unwrap())
+        .collect()
+    }
+
+    fn problems_of(steps: &str) -> Vec<Problem> {
+        let text = format!("Feature: f\n  Scenario: s\n{steps}");
+        let feature = parse_text(Path::new("mine.feature"), &text).unwrap();
+        check(&[feature], &definitions())
+    }
+
+    /// The problems a text should have: (line, texts its message holds) each.
+    type Expected<'a> = &'a [(usize, &'a [&'a str])];
+
+    #[test]
+    fn known_steps_pass_and_others_are_named_with_their_line() {
+        let table: &[(&str, Expected)] = &[
+            (
+                "    Given an AppWrapper \"a\" wrapping a Pod\n    When it is submitted to the LocalQueue\n    Then it reaches phase Running within 30 seconds\n",
+                &[],
+            ),
+            (
+                "    Given an AppWrapper \"a\" wrapping a Pod\n    Then it reaches phaze Running within 30 seconds\n",
+                &[(
+                    4,
+                    &[
+                        "unknown step: Then it reaches phaze Running within 30 seconds",
+                        "closest known steps:\n      Then it reaches phase … within N seconds",
+                    ],
+                )],
+            ),
+            (
+                "    Given an AppWrapper \"a\" wrapping a Pod\n    And it is submitted to the LocalQueue\n",
+                &[(
+                    4,
+                    &[
+                        "unknown step: And it is submitted to the LocalQueue (a Given step)",
+                        "only a When step reads so",
+                        "When it is submitted to the LocalQueue",
+                    ],
+                )],
+            ),
+            (
+                "    Then it is in phase Running\n",
+                &[(
+                    3,
+                    &["ambiguous step: Then it is in phase Running matches 2 step definitions"],
+                )],
+            ),
+        ];
+        for (steps, want) in table {
+            let problems = problems_of(steps);
+            assert_eq!(problems.len(), want.len(), "{steps}: {problems:#?}");
+            for (problem, (line, texts)) in problems.iter().zip(want.iter()) {
+                assert_eq!(problem.file, Path::new("mine.feature"));
+                assert_eq!(problem.line, *line, "{problem}");
+                for text in *texts {
+                    assert!(problem.message.contains(text), "{problem}\nlacks {text}");
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn each_example_of_an_outline_is_checked_once() {
+        let text = "Feature: f\n  Scenario Outline: s <n>\n    Then it sparkles\n    And it sparkles <n> times\n    Examples:\n      | n |\n      | 1 |\n      | 2 |\n";
+        let feature = parse_text(Path::new("o.feature"), text).unwrap();
+        let lines: Vec<usize> = check(&[feature], &definitions())
+            .iter()
+            .map(|p| p.line)
+            .collect();
+        assert_eq!(lines, [3, 4, 4]);
+    }
+
+    #[test]
+    fn the_closest_steps_come_first() {
+        let got = closest(
+            StepType::Then,
+            "the AppWrapper \"x\" reached phase Failed within 5 seconds",
+            &definitions(),
+        );
+        assert_eq!(
+            got[0],
+            "Then the AppWrapper \"…\" reaches phase … within N seconds"
+        );
+        assert_eq!(got.len(), SUGGESTIONS);
+    }
+}
