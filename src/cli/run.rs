@@ -181,4 +181,32 @@ mod tests {
         let both = options(&["--features", "a", "--only-features", "b"]).unwrap_err();
         assert!(both.to_string().contains("cannot be used with"), "{both}");
     }
+
+    /// The workflows in ci/ run `cargo run --release -- run ...`: each of those command lines,
+    /// with the first value of its matrix, is one `awconf run` accepts.
+    #[test]
+    fn the_workflows_run_command_lines_that_awconf_accepts() {
+        let matrix = [
+            ("${{ matrix.kueue }}", "v0.19.2"),
+            ("${{ matrix.cluster }}", "kind"),
+        ];
+        let mut seen = 0;
+        for file in ["ci/github-actions.yml", "ci/providers.yml"] {
+            let text = std::fs::read_to_string(file).unwrap();
+            for line in text.lines() {
+                let Some((_, args)) = line.split_once("cargo run --release -- run") else {
+                    continue;
+                };
+                let args = matrix
+                    .iter()
+                    .fold(args.to_string(), |a, (expr, value)| a.replace(expr, value));
+                let args: Vec<&str> = args.split_whitespace().collect();
+                if let Err(e) = options(&args) {
+                    panic!("{file}: awconf run {}: {e:#}", args.join(" "));
+                }
+                seen += 1;
+            }
+        }
+        assert_eq!(seen, 2);
+    }
 }
