@@ -3,6 +3,7 @@
 mod bench;
 mod cluster;
 mod controller;
+mod features;
 mod install;
 mod kueue_source;
 mod report;
@@ -34,6 +35,9 @@ pub(crate) enum Command {
     /// Our controller's install manifests.
     #[command(subcommand)]
     Controller(controller::ControllerCommand),
+    /// The built-in features: list them, write them out, or check yours.
+    #[command(subcommand)]
+    Features(features::FeaturesCommand),
     /// Install Kueue, KWOK and the controller into a cluster that is already up.
     Install(install::InstallArgs),
     /// Work with report directories: `compare` makes the conformance matrix of several runs.
@@ -60,6 +64,7 @@ impl Cli {
             Command::Install(i) => i.run().await,
             Command::Controller(c) => c.run(),
             Command::Report(c) => c.run(),
+            Command::Features(c) => c.run(),
             Command::Toolchain(c) => c.run(),
             Command::Crd => {
                 let crd = appwrapper_controller::crd::appwrapper_crd();
