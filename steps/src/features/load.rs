@@ -49,13 +49,48 @@ fn parse_file(path: &Path) -> Result<Feature, Problem> {
         Err(ParseFileError::Reading { source, .. }) => {
             Err(Problem::at(path, 0, format!("cannot be read: {source}")))
         }
-        Err(ParseFileError::Parsing { error, source, .. }) => Err(parse_problem(
-            path,
-            &text,
-            &source.to_string(),
-            error.as_ref().and_then(hint),
-        )),
+        Err(ParseFileError::Parsing { error, source, .. }) => {
+            if let Some(EnvError::InconsistentCellCount(rows)) = &error
+                && let Some(problem) = uneven_row(path, &text, rows)
+            {
+                return Err(problem);
+            }
+            Err(parse_problem(
+                path,
+                &text,
+                &source.to_string(),
+                error.as_ref().and_then(hint),
+            ))
+        }
     }
+}
+
+/// The row of a table whose number of cells differs from the table's first row, found in
+/// the text: the parser only says where it gave up, after the table.
+fn uneven_row(path: &Path, text: &str, rows: &[Vec<String>]) -> Option<Problem> {
+    let first = rows.first()?;
+    let uneven = rows.iter().find(|row| row.len() != first.len())?;
+    let lines: Vec<Option<Vec<String>>> = text.lines().map(cells).collect();
+    let start = lines.iter().position(|l| l.as_ref() == Some(first))?;
+    let offset = lines[start..]
+        .iter()
+        .position(|l| l.as_ref() == Some(uneven))?;
+    Some(Problem::at(
+        path,
+        start + offset + 1,
+        format!(
+            "this table row has {} cell{} where the table's first row has {}",
+            uneven.len(),
+            if uneven.len() == 1 { "" } else { "s" },
+            first.len()
+        ),
+    ))
+}
+
+/// The cells of a `| a | b |` line.
+fn cells(line: &str) -> Option<Vec<String>> {
+    let inner = line.trim().strip_prefix('|')?.strip_suffix('|')?;
+    Some(inner.split('|').map(|c| c.trim().to_string()).collect())
 }
 
 /// What the parser's own error adds; its unknown keywords are prefixes of whatever it tried
@@ -259,11 +294,12 @@ mod tests {
         assert_eq!(features.len(), 1);
         assert_eq!(problems.len(), 1, "{problems:?}");
         assert_eq!(problems[0].file, bad);
-        assert!(problems[0].line > 0, "{}", problems[0]);
-        assert!(
-            problems[0].message.contains("different numbers of cells"),
-            "{}",
-            problems[0]
+        assert_eq!(
+            (problems[0].line, problems[0].message.as_str()),
+            (
+                5,
+                "this table row has 1 cell where the table's first row has 2"
+            ),
         );
         assert_eq!(
             features[0].path.as_deref(),

@@ -53,6 +53,7 @@ pub fn built_in_path(name: &str) -> PathBuf {
 pub fn load_checked(set: &FeatureSet) -> Result<Vec<Feature>, InvalidFeatures> {
     let (features, mut problems) = load(set);
     problems.extend(check(&features, &registered()));
+    problems.sort_by(|a, b| (&a.file, a.line).cmp(&(&b.file, b.line)));
     if problems.is_empty() {
         Ok(features)
     } else {
