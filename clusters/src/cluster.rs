@@ -36,8 +36,13 @@ pub trait Cluster: Send + Sync {
     fn name(&self) -> &str;
     fn kubeconfig(&self) -> &Path;
     /// A fresh client; clients are tied to the async runtime that made them.
-    async fn client(&self) -> Result<kube::Client, ClusterError>;
-    fn capabilities(&self) -> Capabilities;
+    async fn client(&self) -> Result<kube::Client, ClusterError> {
+        client_from_kubeconfig(self.kubeconfig()).await
+    }
+    /// What the cluster offers by itself; what an install adds is the run's to declare.
+    fn capabilities(&self) -> Capabilities {
+        Capabilities::default()
+    }
     async fn stop(&mut self) -> Result<(), ClusterError>;
 }
 

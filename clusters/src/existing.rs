@@ -6,7 +6,7 @@ use std::time::Duration;
 
 use kube::config::Kubeconfig;
 
-use crate::cluster::{Capabilities, Cluster, ClusterError, client_from_kubeconfig};
+use crate::cluster::{Cluster, ClusterError};
 use crate::kubeconfig_edit::{pin_context, to_yaml};
 use crate::scratch;
 
@@ -85,18 +85,7 @@ impl Cluster for ExistingCluster {
         &self.kubeconfig
     }
 
-    async fn client(&self) -> Result<kube::Client, ClusterError> {
-        client_from_kubeconfig(&self.kubeconfig).await
-    }
-
     /// Nothing is known of the cluster until the in-cluster installer has run.
-    fn capabilities(&self) -> Capabilities {
-        Capabilities {
-            simulated_pod_outcomes: false,
-            fake_gpu_nodes: false,
-            restartable_control_plane: false,
-        }
-    }
 
     /// Never deletes anything of the user's; our kubeconfig copy goes on drop.
     async fn stop(&mut self) -> Result<(), ClusterError> {

@@ -11,7 +11,7 @@ use testcontainers_modules::testcontainers::core::Mount;
 use testcontainers_modules::testcontainers::runners::AsyncRunner;
 use testcontainers_modules::testcontainers::{ContainerAsync, ImageExt};
 
-use crate::cluster::{Capabilities, Cluster, ClusterError, client_from_kubeconfig};
+use crate::cluster::{Cluster, ClusterError};
 use crate::images::load::Loader;
 use crate::kubeconfig_edit::set_server;
 use crate::scratch;
@@ -282,18 +282,6 @@ impl Cluster for K3sCluster {
 
     fn kubeconfig(&self) -> &Path {
         &self.kubeconfig
-    }
-
-    async fn client(&self) -> Result<kube::Client, ClusterError> {
-        client_from_kubeconfig(&self.kubeconfig).await
-    }
-
-    fn capabilities(&self) -> Capabilities {
-        Capabilities {
-            simulated_pod_outcomes: false,
-            fake_gpu_nodes: false,
-            restartable_control_plane: false,
-        }
     }
 
     async fn stop(&mut self) -> Result<(), ClusterError> {

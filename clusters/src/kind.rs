@@ -4,7 +4,7 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use crate::cluster::{Capabilities, Cluster, ClusterError, client_from_kubeconfig};
+use crate::cluster::{Cluster, ClusterError};
 use crate::images::load::Loader;
 use crate::provider_cli::ProviderCli;
 use crate::scratch;
@@ -236,18 +236,6 @@ impl Cluster for KindCluster {
 
     fn kubeconfig(&self) -> &Path {
         &self.kubeconfig
-    }
-
-    async fn client(&self) -> Result<kube::Client, ClusterError> {
-        client_from_kubeconfig(&self.kubeconfig).await
-    }
-
-    fn capabilities(&self) -> Capabilities {
-        Capabilities {
-            simulated_pod_outcomes: false,
-            fake_gpu_nodes: false,
-            restartable_control_plane: false,
-        }
     }
 
     async fn stop(&mut self) -> Result<(), ClusterError> {

@@ -13,9 +13,9 @@ use crate::harness::{self, Harness};
 use crate::hooks;
 use crate::monitor::Monitor;
 use crate::options::{ControllerMode, SuiteOptions, Summary};
+use crate::plan::{Plan, Prepared};
 use crate::report::gherkin::ScenarioText;
 use crate::report::{self, Report, Skipped};
-use crate::plan::{Plan, Prepared};
 use crate::world::AwWorld;
 use clusters::Capabilities;
 

@@ -13,7 +13,7 @@ use std::time::{Duration, Instant};
 use commands::{Ports, Reach};
 use node::{NodeSetup, RealNode};
 
-use crate::cluster::{Capabilities, Cluster, ClusterError, client_from_kubeconfig};
+use crate::cluster::{Capabilities, Cluster, ClusterError};
 use crate::nodes::{self, NodeShape};
 use crate::pki::{self, Ca};
 use crate::process::{Process, log_tail, resident_bytes};
@@ -400,10 +400,6 @@ impl Cluster for LocalCluster {
 
     fn kubeconfig(&self) -> &Path {
         &self.kubeconfig
-    }
-
-    async fn client(&self) -> Result<kube::Client, ClusterError> {
-        client_from_kubeconfig(&self.kubeconfig).await
     }
 
     fn capabilities(&self) -> Capabilities {
