@@ -85,8 +85,6 @@ impl Cluster for ExistingCluster {
         &self.kubeconfig
     }
 
-    /// Nothing is known of the cluster until the in-cluster installer has run.
-
     /// Never deletes anything of the user's; our kubeconfig copy goes on drop.
     async fn stop(&mut self) -> Result<(), ClusterError> {
         Ok(())
