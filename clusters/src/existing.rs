@@ -94,6 +94,7 @@ impl Cluster for ExistingCluster {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::Capabilities;
 
     fn write_kubeconfig(dir: &Path, server: &str) -> PathBuf {
         let path = dir.join("config");
