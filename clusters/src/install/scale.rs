@@ -81,14 +81,51 @@ impl Workload {
 
     /// Scaled to zero and its pods deleted with grace period 0: SIGKILL, as a crash. The
     /// pods go only once the ReplicaSet has been scaled down too, or it would replace them.
+    /// A pod deleted with grace period 0 leaves the API at once while its kubelet kills the
+    /// container a moment later, so the kill ends only when each kubelet says so.
     pub async fn kill(&self) -> Result<(), InstallError> {
         self.scale(0).await?;
         ready::until(&self.deployment, Duration::from_secs(30), || {
             self.scaled_down()
         })
         .await?;
+        let api: Api<Pod> = Api::namespaced(self.client.clone(), &self.namespace);
+        let placed: Vec<(String, String)> = api
+            .list(&ListParams::default().labels(&self.selector))
+            .await?
+            .items
+            .into_iter()
+            .filter_map(|p| Some((p.spec?.node_name?, p.metadata.uid?)))
+            .collect();
         self.delete_pods(Some(0)).await?;
-        ready::until(&self.deployment, Duration::from_secs(60), || self.no_pods()).await
+        ready::until(&self.deployment, Duration::from_secs(60), || self.no_pods()).await?;
+        for (node, uid) in placed {
+            ready::until(&self.deployment, Duration::from_secs(60), || {
+                self.not_running_on(&node, &uid)
+            })
+            .await?;
+        }
+        Ok(())
+    }
+
+    /// Whether the kubelet of `node` still runs a container of the pod `uid` (its `/pods`,
+    /// through the API server's node proxy).
+    async fn not_running_on(
+        &self,
+        node: &str,
+        uid: &str,
+    ) -> Result<Result<(), String>, InstallError> {
+        let request = http::Request::get(format!("/api/v1/nodes/{node}/proxy/pods"))
+            .body(Vec::new())
+            .map_err(|e| InstallError::Other(e.to_string()))?;
+        let pods: k8s_openapi::List<Pod> = self.client.request(request).await?;
+        Ok(if still_running(&pods.items, uid) {
+            Err(format!(
+                "the kubelet of {node} still runs the killed pod {uid}"
+            ))
+        } else {
+            Ok(())
+        })
     }
 
     /// One replica again; waits until it is available.
@@ -98,5 +135,40 @@ impl Workload {
             ready::deployment_available(&self.client, &self.namespace, &self.deployment)
         })
         .await
+    }
+}
+
+/// Whether a container of the pod `uid` is still running among a kubelet's pods.
+pub fn still_running(pods: &[Pod], uid: &str) -> bool {
+    pods.iter()
+        .filter(|p| p.metadata.uid.as_deref() == Some(uid))
+        .flat_map(|p| {
+            p.status
+                .iter()
+                .flat_map(|s| s.container_statuses.iter().flatten())
+        })
+        .any(|c| c.state.as_ref().is_some_and(|s| s.running.is_some()))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_killed_pod_is_gone_once_its_kubelet_runs_none_of_its_containers() {
+        let pod = |uid: &str, state: serde_json::Value| -> Pod {
+            serde_json::from_value(json!({
+                "metadata": { "uid": uid },
+                "status": { "containerStatuses": [{ "name": "manager", "image": "i", "imageID": "",
+                    "ready": false, "restartCount": 0, "state": state }] },
+            }))
+            .unwrap()
+        };
+        let running = pod("a", json!({ "running": {} }));
+        let ended = pod("a", json!({ "terminated": { "exitCode": 137 } }));
+        let other = pod("b", json!({ "running": {} }));
+        assert!(still_running(&[running, other.clone()], "a"));
+        assert!(!still_running(&[ended, other.clone()], "a"));
+        assert!(!still_running(&[other], "a"));
     }
 }
