@@ -248,11 +248,13 @@ volumePluginDir: "{volume_plugins}"
 clusterDomain: cluster.local
 imageGCHighThresholdPercent: 100
 imageGCLowThresholdPercent: 99
+# Disk thresholds in bytes: a percentage of a large disk under a quota (2.5 GiB of 252) made
+# the kubelet evict Kueue while builds filled the quota.
 evictionHard:
   memory.available: "100Mi"
-  nodefs.available: "1%"
+  nodefs.available: "256Mi"
   nodefs.inodesFree: "1%"
-  imagefs.available: "1%"
+  imagefs.available: "256Mi"
 {taints}"#,
         port = ports.kubelet,
         healthz = ports.kubelet_healthz,
@@ -393,6 +395,7 @@ mod tests {
             "unix:///w/node/containerd/containerd.sock"
         );
         assert_eq!(value["registerWithTaints"][0]["key"], REAL_NODE_TAINT);
+        assert_eq!(value["evictionHard"]["nodefs.available"], "256Mi");
         let alone = kubelet(&paths(), &PORTS, ip, Path::new("/w/pki/ca.crt"), false);
         let alone: serde_json::Value = serde_saphyr::from_str(&alone).unwrap();
         assert!(alone.get("registerWithTaints").is_none(), "{alone}");
