@@ -108,14 +108,15 @@ impl Workload {
         Ok(())
     }
 
-    /// Whether the kubelet of `node` still runs a container of the pod `uid` (its `/pods`,
-    /// through the API server's node proxy).
+    /// Whether the kubelet of `node` still runs a container of the pod `uid`: its
+    /// `/runningpods/` asks the container runtime (its `/pods` forgets a pod as soon as the API
+    /// does), through the API server's node proxy.
     async fn not_running_on(
         &self,
         node: &str,
         uid: &str,
     ) -> Result<Result<(), String>, InstallError> {
-        let request = http::Request::get(format!("/api/v1/nodes/{node}/proxy/pods"))
+        let request = http::Request::get(format!("/api/v1/nodes/{node}/proxy/runningpods/"))
             .body(Vec::new())
             .map_err(|e| InstallError::Other(e.to_string()))?;
         let pods: k8s_openapi::List<Pod> = self.client.request(request).await?;
@@ -138,16 +139,11 @@ impl Workload {
     }
 }
 
-/// Whether a container of the pod `uid` is still running among a kubelet's pods.
-pub fn still_running(pods: &[Pod], uid: &str) -> bool {
-    pods.iter()
-        .filter(|p| p.metadata.uid.as_deref() == Some(uid))
-        .flat_map(|p| {
-            p.status
-                .iter()
-                .flat_map(|s| s.container_statuses.iter().flatten())
-        })
-        .any(|c| c.state.as_ref().is_some_and(|s| s.running.is_some()))
+/// Whether the pod `uid` is among a kubelet's running pods.
+pub fn still_running(running: &[Pod], uid: &str) -> bool {
+    running
+        .iter()
+        .any(|p| p.metadata.uid.as_deref() == Some(uid))
 }
 
 #[cfg(test)]
@@ -156,19 +152,11 @@ mod tests {
 
     #[test]
     fn a_killed_pod_is_gone_once_its_kubelet_runs_none_of_its_containers() {
-        let pod = |uid: &str, state: serde_json::Value| -> Pod {
-            serde_json::from_value(json!({
-                "metadata": { "uid": uid },
-                "status": { "containerStatuses": [{ "name": "manager", "image": "i", "imageID": "",
-                    "ready": false, "restartCount": 0, "state": state }] },
-            }))
-            .unwrap()
+        let pod = |uid: &str| -> Pod {
+            serde_json::from_value(json!({ "metadata": { "uid": uid } })).unwrap()
         };
-        let running = pod("a", json!({ "running": {} }));
-        let ended = pod("a", json!({ "terminated": { "exitCode": 137 } }));
-        let other = pod("b", json!({ "running": {} }));
-        assert!(still_running(&[running, other.clone()], "a"));
-        assert!(!still_running(&[ended, other.clone()], "a"));
-        assert!(!still_running(&[other], "a"));
+        assert!(still_running(&[pod("a"), pod("b")], "a"));
+        assert!(!still_running(&[pod("b")], "a"));
+        assert!(!still_running(&[], "a"));
     }
 }
