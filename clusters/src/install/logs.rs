@@ -69,16 +69,7 @@ impl PodLogs {
 }
 
 fn is_started(pod: &Pod) -> bool {
-    pod.status
-        .as_ref()
-        .and_then(|s| s.container_statuses.as_ref())
-        .is_some_and(|cs| {
-            cs.iter().any(|c| {
-                c.state
-                    .as_ref()
-                    .is_some_and(|s| s.running.is_some() || s.terminated.is_some())
-            })
-        })
+    super::ready::any_container(pod, |s| s.running.is_some() || s.terminated.is_some())
 }
 
 async fn stream(pods: Api<Pod>, name: String, file: Arc<Mutex<std::fs::File>>) {

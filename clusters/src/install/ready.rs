@@ -5,7 +5,7 @@ use std::future::Future;
 use std::time::{Duration, Instant};
 
 use k8s_openapi::api::apps::v1::Deployment;
-use k8s_openapi::api::core::v1::Pod;
+use k8s_openapi::api::core::v1::{ContainerState, Pod};
 use k8s_openapi::api::discovery::v1::EndpointSlice;
 use kube::api::{Api, ListParams};
 
@@ -107,18 +107,21 @@ fn is_hopeless(pod: &Pod) -> bool {
         "CreateContainerConfigError",
         "InvalidImageName",
     ];
+    any_container(pod, |state| {
+        state
+            .waiting
+            .as_ref()
+            .and_then(|w| w.reason.as_deref())
+            .is_some_and(|r| REASONS.contains(&r))
+    })
+}
+
+/// Whether any of the pod's containers is in a state `test` accepts.
+pub fn any_container(pod: &Pod, test: impl Fn(&ContainerState) -> bool) -> bool {
     pod.status
-        .as_ref()
-        .and_then(|s| s.container_statuses.as_ref())
-        .is_some_and(|cs| {
-            cs.iter().any(|c| {
-                c.state
-                    .as_ref()
-                    .and_then(|s| s.waiting.as_ref())
-                    .and_then(|w| w.reason.as_deref())
-                    .is_some_and(|r| REASONS.contains(&r))
-            })
-        })
+        .iter()
+        .flat_map(|s| s.container_statuses.iter().flatten())
+        .any(|c| c.state.as_ref().is_some_and(&test))
 }
 
 /// `name: phase (container: waiting reason: message)`, the part of a pod's status that says
