@@ -15,11 +15,6 @@ pub struct ConfigInput<'a> {
 }
 
 pub fn render(input: &ConfigInput) -> String {
-    let gates: String = input
-        .gates
-        .iter()
-        .map(|(name, on)| format!("  {name}: {on}\n"))
-        .collect();
     format!(
         "apiVersion: config.kueue.x-k8s.io/v1beta2
 kind: Configuration
@@ -37,18 +32,11 @@ webhook:
   certDir: {cert_dir}
 internalCertManagement:
   enable: false
-clientConnection:
-  qps: 300
-  burst: 500
-integrations:
-  frameworks:
-  - batch/job
-  - workload.codeflare.dev/appwrapper
-featureGates:
-{gates}",
+{common}",
         health = input.health_port,
         webhook = input.webhook_port,
         cert_dir = input.cert_dir.display(),
+        common = common(&input.gates),
     )
 }
 
@@ -56,16 +44,6 @@ featureGates:
 /// election, internal certificates) with the suite's integrations and feature gates. The
 /// visibility server stays on: with it off, deleting a namespace hangs on the APIService.
 pub fn render_in_cluster(gates: &[(&str, bool)]) -> String {
-    let gates: String = gates
-        .iter()
-        .filter(|(name, _)| *name != "VisibilityOnDemand")
-        .map(|(name, on)| format!("  {name}: {on}\n"))
-        .collect();
-    let gates = if gates.is_empty() {
-        "featureGates: {}\n".to_string()
-    } else {
-        format!("featureGates:\n{gates}")
-    };
     format!(
         "apiVersion: config.kueue.x-k8s.io/v1beta2
 kind: Configuration
@@ -79,7 +57,31 @@ leaderElection:
   leaderElect: true
   resourceName: c1f6bfd2.kueue.x-k8s.io
 manageJobsWithoutQueueName: false
-clientConnection:
+{}",
+        common(
+            &gates
+                .iter()
+                .copied()
+                .filter(|(name, _)| *name != "VisibilityOnDemand")
+                .collect::<Vec<_>>()
+        )
+    )
+}
+
+/// What both placements set alike: the client's rate, the integrations the suite needs, and
+/// the feature gates.
+fn common(gates: &[(&str, bool)]) -> String {
+    let gates: String = gates
+        .iter()
+        .map(|(name, on)| format!("  {name}: {on}\n"))
+        .collect();
+    let gates = if gates.is_empty() {
+        "featureGates: {}\n".to_string()
+    } else {
+        format!("featureGates:\n{gates}")
+    };
+    format!(
+        "clientConnection:
   qps: 300
   burst: 500
 integrations:
