@@ -59,6 +59,9 @@ pub struct RunArgs {
     /// A directory of your own *.feature files, run instead of the built-in features.
     #[arg(long, value_name = "DIR")]
     only_features: Option<PathBuf>,
+    /// Run a failed scenario again, up to N times; one that then passes is reported flaky.
+    #[arg(long, value_name = "N")]
+    retries: Option<usize>,
     /// Leave a failed scenario's namespace and objects in place.
     #[arg(long)]
     keep_on_failure: bool,
@@ -140,6 +143,7 @@ impl RunArgs {
             options.features = FeatureSet::from_dirs(self.features, self.only_features)
                 .map_err(anyhow::Error::msg)?;
         }
+        options.retries = self.retries.unwrap_or(options.retries);
         options.keep_on_failure |= self.keep_on_failure;
         options.concurrency = self.concurrency.unwrap_or(options.concurrency);
         Ok(options)
@@ -162,21 +166,24 @@ mod tests {
     }
 
     #[test]
-    fn feature_flags_reach_the_options() {
-        let table: &[(&[&str], FeatureSet)] = &[
-            (&[], FeatureSet::BuiltIn),
+    fn feature_and_retry_flags_reach_the_options() {
+        let table: &[(&[&str], FeatureSet, usize)] = &[
+            (&[], FeatureSet::BuiltIn, 0),
             (
-                &["--features", "mine"],
+                &["--features", "mine", "--retries", "2"],
                 FeatureSet::BuiltInAnd("mine".into()),
+                2,
             ),
             (
                 &["--only-features", "mine"],
                 FeatureSet::Only("mine".into()),
+                0,
             ),
         ];
-        for (args, features) in table {
+        for (args, features, retries) in table {
             let options = options(args).unwrap();
             assert_eq!(&options.features, features, "{args:?}");
+            assert_eq!(options.retries, *retries, "{args:?}");
         }
         let both = options(&["--features", "a", "--only-features", "b"]).unwrap_err();
         assert!(both.to_string().contains("cannot be used with"), "{both}");

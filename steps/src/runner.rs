@@ -3,7 +3,7 @@
 //!
 //! Arguments: `[FILTER...] [--tags EXPR] [--controller embedded|process|external|reference]
 //! [--controller-command CMD] [--appwrapper-version vX.Y.Z] [--kueue-version vX.Y.Z]
-//! [--report-dir DIR] [--junit FILE] [--features DIR | --only-features DIR]
+//! [--report-dir DIR] [--junit FILE] [--features DIR | --only-features DIR] [--retries N]
 //! [--concurrency N] [--keep-on-failure]`; the same settings can come from the `AWCONF_*`
 //! variables of [`SuiteOptions::from_env`].
 //!
@@ -25,6 +25,7 @@ const FLAGS: &[&str] = &[
     "--junit",
     "--features",
     "--only-features",
+    "--retries",
     "--concurrency",
     "--keep-on-failure",
 ];
@@ -55,6 +56,11 @@ pub fn parse_args(
             "--junit" => options.junit = Some(PathBuf::from(value(&arg)?)),
             "--features" => extra_features = Some(PathBuf::from(value(&arg)?)),
             "--only-features" => only_features = Some(PathBuf::from(value(&arg)?)),
+            "--retries" => {
+                options.retries = value(&arg)?
+                    .parse()
+                    .map_err(|_| "--retries needs a number")?
+            }
             "--concurrency" | "-c" => {
                 options.concurrency = value(&arg)?
                     .parse()
@@ -178,21 +184,24 @@ mod tests {
     }
 
     #[test]
-    fn feature_directories_come_from_the_command_line() {
-        let table: &[(&[&str], FeatureSet)] = &[
-            (&[], FeatureSet::BuiltIn),
+    fn feature_directories_and_retries_come_from_the_command_line() {
+        let table: &[(&[&str], FeatureSet, usize)] = &[
+            (&[], FeatureSet::BuiltIn, 0),
             (
-                &["--features", "mine"],
+                &["--features", "mine", "--retries", "2"],
                 FeatureSet::BuiltInAnd("mine".into()),
+                2,
             ),
             (
                 &["--only-features", "mine"],
                 FeatureSet::Only("mine".into()),
+                0,
             ),
         ];
-        for (list, features) in table {
+        for (list, features, retries) in table {
             let options = parse_args(SuiteOptions::default(), args(list)).unwrap();
             assert_eq!(&options.features, features, "{list:?}");
+            assert_eq!(options.retries, *retries, "{list:?}");
         }
         let from_env = SuiteOptions {
             features: FeatureSet::BuiltInAnd("env".into()),
@@ -200,8 +209,15 @@ mod tests {
         };
         let options = parse_args(from_env, args(&["--only-features", "mine"])).unwrap();
         assert_eq!(options.features, FeatureSet::Only("mine".into()));
-        let both = args(&["--features", "a", "--only-features", "b"]);
-        assert!(parse_args(SuiteOptions::default(), both).is_err());
+        for bad in [
+            &["--features", "a", "--only-features", "b"][..],
+            &["--retries", "many"],
+        ] {
+            assert!(
+                parse_args(SuiteOptions::default(), args(bad)).is_err(),
+                "{bad:?}"
+            );
+        }
     }
 
     #[test]

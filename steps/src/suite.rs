@@ -15,7 +15,7 @@ use crate::monitor::Monitor;
 use crate::options::{ControllerMode, SuiteOptions, Summary};
 use crate::plan::{Plan, Prepared};
 use crate::report::gherkin::ScenarioText;
-use crate::report::{self, Report, Skipped};
+use crate::report::{self, Report, Skipped, Status};
 use crate::world::AwWorld;
 use clusters::Capabilities;
 
@@ -83,12 +83,6 @@ pub async fn run_plan(options: SuiteOptions, plan: Plan) -> anyhow::Result<Summa
 /// Runs cucumber over the plan's features.
 async fn run_features(h: &Harness, plan: Plan) -> anyhow::Result<()> {
     let o = &h.options;
-    let junit_path = o.junit_path();
-    if let Some(dir) = junit_path.parent() {
-        std::fs::create_dir_all(dir)?;
-    }
-    let junit = std::fs::File::create(&junit_path)
-        .with_context(|| format!("creating {}", junit_path.display()))?;
     let json_path = o.report_dir.join("cucumber.json");
     let json = std::fs::File::create(&json_path)
         .with_context(|| format!("creating {}", json_path.display()))?;
@@ -103,6 +97,7 @@ async fn run_features(h: &Harness, plan: Plan) -> anyhow::Result<()> {
     AwWorld::cucumber::<std::path::PathBuf>()
         .with_parser(Prepared)
         .max_concurrent_scenarios(o.concurrency.max(1))
+        .retries((o.retries > 0).then_some(o.retries))
         .before(|feature, rule, scenario, world| {
             hooks::before(feature, rule, scenario, world).boxed_local()
         })
@@ -112,7 +107,6 @@ async fn run_features(h: &Harness, plan: Plan) -> anyhow::Result<()> {
         .with_writer(
             writer::Basic::stdout()
                 .summarized()
-                .tee::<AwWorld, _>(writer::JUnit::for_tee(junit, 0))
                 .tee::<AwWorld, _>(writer::Json::for_tee(json))
                 .tee::<AwWorld, _>(
                     h.steps
@@ -181,21 +175,22 @@ pub fn exclusion<'a>(
 
 fn summarize(h: &Harness, duration: Duration) -> anyhow::Result<Summary> {
     let mut runs = h.steps.take();
-    let mut records = h.records();
+    let mut records = report::attempts::merge(h.records());
     for record in &mut records {
         record.run = runs.remove(&record.text.key).unwrap_or_default();
     }
     let skipped = h.excluded.lock().map(|l| l.clone()).unwrap_or_default();
     let coverage = h.monitor.coverage();
-    let passed = records.iter().filter(|r| r.passed).count();
-    let failed = records.len() - passed;
+    let count = |status| records.iter().filter(|r| r.status() == status).count();
     let diagram: Vec<_> = coverage.iter().filter(|e| e.in_diagram).collect();
     let mut slowest: Vec<(String, f64)> = records.iter().map(|r| (r.title(), r.seconds)).collect();
     slowest.sort_by(|a, b| b.1.total_cmp(&a.1));
     slowest.truncate(5);
     let summary = Summary {
-        passed,
-        failed,
+        passed: count(Status::Passed),
+        failed: count(Status::Failed),
+        flaky: count(Status::Flaky),
+        retries: h.options.retries,
         duration,
         transitions_covered: diagram.iter().filter(|e| e.direct > 0).count(),
         transitions_total: diagram.len(),
@@ -209,13 +204,32 @@ fn summarize(h: &Harness, duration: Duration) -> anyhow::Result<Summary> {
             .filter(|r| !r.passed)
             .map(|r| r.title())
             .collect(),
+        flaky_scenarios: records
+            .iter()
+            .filter(|r| r.flaky)
+            .map(|r| (r.title(), r.earlier.len() + 1))
+            .collect(),
         report_dir: h.options.report_dir.clone(),
     };
+    let junit_path = h.options.junit_path();
+    if let Some(dir) = junit_path.parent() {
+        std::fs::create_dir_all(dir)?;
+    }
+    std::fs::write(
+        &junit_path,
+        report::junit::render(&records, &skipped, duration.as_secs_f64()),
+    )
+    .with_context(|| format!("writing {}", junit_path.display()))?;
     let context = format!(
-        "controller under test: {}; Kueue {}; {} scenarios at most at once",
+        "controller under test: {}; Kueue {}; {} scenarios at most at once{}",
         h.options.controller.name(),
         h.options.kueue.label(),
-        h.options.concurrency
+        h.options.concurrency,
+        match h.options.retries {
+            0 => String::new(),
+            1 => "; a failed scenario retried once".into(),
+            n => format!("; a failed scenario retried up to {n} times"),
+        }
     );
     let rendering = Instant::now();
     let index = report::write(

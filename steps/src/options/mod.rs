@@ -26,6 +26,8 @@ pub struct SuiteOptions {
     pub filters: Vec<String>,
     /// The feature files to run: the built-in ones, and a user's beside them or instead.
     pub features: FeatureSet,
+    /// How many times a failed scenario is run again; one that passes on a retry is flaky.
+    pub retries: usize,
     /// Where the JUnit XML goes; `None` means `<report_dir>/junit.xml`.
     pub junit: Option<PathBuf>,
     /// Reports (JUnit, cucumber JSON, HTML) and the artifacts of failed scenarios.
@@ -47,6 +49,7 @@ impl Default for SuiteOptions {
             tags: None,
             filters: Vec::new(),
             features: FeatureSet::BuiltIn,
+            retries: 0,
             junit: None,
             // Relative to the working directory: the workspace under `cargo test`.
             report_dir: Path::new("target").join("awconf-report"),
@@ -62,7 +65,7 @@ impl SuiteOptions {
     /// `AWCONF_CONTROLLER_COMMAND`, `AWCONF_CONTROLLER_BIN`, `AWCONF_KUEUE_VERSION`,
     /// `AWCONF_KUEUE_SOURCE` (a Kueue checkout),
     /// `AWCONF_TAGS`, `AWCONF_FEATURES` (a directory added to the built-in features),
-    /// `AWCONF_ONLY_FEATURES` (a directory run instead of them),
+    /// `AWCONF_ONLY_FEATURES` (a directory run instead of them), `AWCONF_RETRIES`,
     /// `AWCONF_JUNIT`, `AWCONF_REPORT_DIR`, `AWCONF_KEEP_ON_FAILURE` (1/true),
     /// `AWCONF_CONCURRENCY`, and for the cluster
     /// `AWCONF_CLUSTER`, `AWCONF_KUBECONFIG`, `AWCONF_CONTEXT`, `AWCONF_INSTALL`,
@@ -103,6 +106,11 @@ impl SuiteOptions {
             var("AWCONF_FEATURES").map(PathBuf::from),
             var("AWCONF_ONLY_FEATURES").map(PathBuf::from),
         )?;
+        if let Some(v) = var("AWCONF_RETRIES") {
+            options.retries = v
+                .parse()
+                .map_err(|_| format!("AWCONF_RETRIES={v:?} is not a number"))?;
+        }
         options.junit = var("AWCONF_JUNIT").map(PathBuf::from);
         if let Some(v) = var("AWCONF_REPORT_DIR") {
             options.report_dir = v.into();
@@ -139,23 +147,35 @@ mod tests {
     type Vars<'a> = &'a [(&'a str, &'a str)];
 
     #[test]
-    fn feature_directories_come_from_the_environment() {
-        let table: &[(Vars, FeatureSet)] = &[
-            (&[], FeatureSet::BuiltIn),
+    fn feature_directories_and_retries_come_from_the_environment() {
+        let table: &[(Vars, FeatureSet, usize)] = &[
+            (&[], FeatureSet::BuiltIn, 0),
             (
-                &[("AWCONF_FEATURES", "mine")],
+                &[("AWCONF_FEATURES", "mine"), ("AWCONF_RETRIES", "2")],
                 FeatureSet::BuiltInAnd("mine".into()),
+                2,
             ),
             (
                 &[("AWCONF_ONLY_FEATURES", "mine"), ("AWCONF_FEATURES", "")],
                 FeatureSet::Only("mine".into()),
+                0,
             ),
         ];
-        for (vars, features) in table {
+        for (vars, features, retries) in table {
             let options = from(vars).unwrap();
             assert_eq!(&options.features, features, "{vars:?}");
+            assert_eq!(options.retries, *retries, "{vars:?}");
         }
-        let e = from(&[("AWCONF_FEATURES", "a"), ("AWCONF_ONLY_FEATURES", "b")]).unwrap_err();
-        assert!(e.contains("give one"), "{e}");
+        let errors = [
+            (&[("AWCONF_RETRIES", "twice")][..], "AWCONF_RETRIES"),
+            (
+                &[("AWCONF_FEATURES", "a"), ("AWCONF_ONLY_FEATURES", "b")][..],
+                "give one",
+            ),
+        ];
+        for (vars, want) in errors {
+            let e = from(vars).unwrap_err();
+            assert!(e.contains(want), "{e}");
+        }
     }
 }

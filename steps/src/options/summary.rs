@@ -8,6 +8,10 @@ use std::time::Duration;
 pub struct Summary {
     pub passed: usize,
     pub failed: usize,
+    /// Passed only on a retry; counted apart from `passed`.
+    pub flaky: usize,
+    /// How many times a failed scenario could run again (`--retries`).
+    pub retries: usize,
     pub duration: Duration,
     /// Phase-diagram edges the monitor saw taken, out of all edges.
     pub transitions_covered: usize,
@@ -15,6 +19,8 @@ pub struct Summary {
     /// (feature: scenario, seconds), slowest first.
     pub slowest: Vec<(String, f64)>,
     pub failed_scenarios: Vec<String>,
+    /// (feature: scenario, the attempt it passed on).
+    pub flaky_scenarios: Vec<(String, usize)>,
     /// Scenarios not run for this controller: (feature: scenario, reason).
     pub excluded: Vec<(String, String)>,
     pub report_dir: PathBuf,
@@ -22,13 +28,16 @@ pub struct Summary {
 
 impl Summary {
     pub fn success(&self) -> bool {
-        self.failed == 0 && self.passed > 0
+        self.failed == 0 && self.passed + self.flaky > 0
     }
 
-    /// The closing line CI reads: `N passed, N failed`, and `, N skipped` when scenarios were
-    /// excluded for the controller under test.
+    /// The closing line CI reads: `N passed, N failed`, then `, N flaky` when retries were
+    /// allowed and `, N skipped` when scenarios were excluded for the controller under test.
     pub fn closing_line(&self) -> String {
         let mut line = format!("{} passed, {} failed", self.passed, self.failed);
+        if self.retries > 0 || self.flaky > 0 {
+            line.push_str(&format!(", {} flaky", self.flaky));
+        }
         if !self.excluded.is_empty() {
             line.push_str(&format!(", {} skipped", self.excluded.len()));
         }
@@ -53,6 +62,11 @@ impl Summary {
                 .map(|(name, reason)| format!("skipped: {name} ({reason})")),
         );
         lines.extend(
+            self.flaky_scenarios
+                .iter()
+                .map(|(name, attempt)| format!("flaky: {name} (passed on attempt {attempt})")),
+        );
+        lines.extend(
             self.failed_scenarios
                 .iter()
                 .map(|name| format!("failed: {name}")),
@@ -62,7 +76,7 @@ impl Summary {
             self.report_dir.display(),
             self.duration.as_secs_f64()
         ));
-        if self.passed + self.failed == 0 {
+        if self.passed + self.failed + self.flaky == 0 {
             lines.push("no scenario matched the filter".to_string());
         }
         lines.push(self.closing_line());
@@ -89,6 +103,32 @@ mod tests {
             ..Summary::default()
         };
         assert_eq!(skipped.closing_line(), "3 passed, 0 failed, 1 skipped");
+        let retried = Summary {
+            passed: 3,
+            flaky: 1,
+            retries: 2,
+            flaky_scenarios: vec![("f: s".into(), 2)],
+            ..Summary::default()
+        };
+        assert_eq!(retried.closing_line(), "3 passed, 0 failed, 1 flaky");
+        assert!(retried.success());
+        assert!(
+            retried
+                .report_lines()
+                .contains(&"flaky: f: s (passed on attempt 2)".to_string())
+        );
+        let allowed = Summary {
+            passed: 3,
+            retries: 1,
+            ..Summary::default()
+        };
+        assert_eq!(allowed.closing_line(), "3 passed, 0 failed, 0 flaky");
+        let only_flaky = Summary {
+            flaky: 1,
+            retries: 1,
+            ..Summary::default()
+        };
+        assert!(only_flaky.success());
         assert!(
             skipped
                 .report_lines()

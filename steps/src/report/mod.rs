@@ -2,14 +2,16 @@
 //! the phase diagram with the scenarios behind each edge, the parameters of the design and
 //! the scenarios that test them, what was skipped), a page per scenario (its Gherkin text
 //! with each step's outcome, a timeline of each of its AppWrappers, its artifacts), and
-//! `results.json` for `awconf report compare`. JUnit XML and cucumber JSON come from
-//! cucumber's writers.
+//! `results.json` for `awconf report compare`, and `junit.xml`. Cucumber JSON comes from
+//! cucumber's writer.
 
 pub mod artifacts;
+pub mod attempts;
 pub mod events;
 pub mod gherkin;
 pub mod html;
 pub mod index;
+pub mod junit;
 pub mod logs;
 pub mod matrix;
 pub mod parameters;
@@ -61,6 +63,8 @@ pub struct ScenarioRecord {
     pub passed: bool,
     /// It passed only on a retry.
     pub flaky: bool,
+    /// The attempts that failed before this one, with `--retries`.
+    pub earlier: Vec<attempts::Attempt>,
     pub failure: Option<String>,
     pub seconds: f64,
     /// Where its artifacts are, when it failed.

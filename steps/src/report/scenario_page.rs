@@ -8,10 +8,10 @@ use std::path::{Path, PathBuf};
 use anyhow::Context as _;
 use chrono::{DateTime, Utc};
 
-use super::ScenarioRecord;
 use super::html::{escape, href, page};
 use super::recorder::{StepOutcome, StepRun};
 use super::timeline::{self, StepMark};
+use super::{ScenarioRecord, Status};
 
 pub const PAGE: &str = "index.html";
 
@@ -63,6 +63,33 @@ fn outcome_of(run: Option<&StepRun>) -> (&'static str, &'static str) {
     }
 }
 
+/// The failed attempts before this one; each has its artifacts under its own namespace.
+fn earlier_attempts(r: &ScenarioRecord) -> String {
+    if r.earlier.is_empty() {
+        return String::new();
+    }
+    let mut html = String::from("<h3>Earlier attempts</h3>\n<ol class=\"attempts\">\n");
+    for attempt in &r.earlier {
+        let artifacts = if attempt.artifacts.is_some() {
+            format!(
+                " (<a href=\"../{}/\">artifacts</a>)",
+                escape(&attempt.namespace)
+            )
+        } else {
+            String::new()
+        };
+        let _ = writeln!(
+            html,
+            "<li>{:.1} s in namespace <code>{}</code>{artifacts}<pre class=\"failure\">{}</pre></li>",
+            attempt.seconds,
+            escape(&attempt.namespace),
+            escape(&attempt.failure)
+        );
+    }
+    html.push_str("</ol>\n");
+    html
+}
+
 fn file_name(path: &str) -> String {
     Path::new(path)
         .file_name()
@@ -105,10 +132,10 @@ pub fn render(r: &ScenarioRecord, artifacts: &[String]) -> String {
         } else {
             format!("; <span class=\"tags\">{}</span>", escape(&tags.join(" ")))
         },
-        if r.run.retries > 0 {
-            format!("; passed after {} retries", r.run.retries)
-        } else {
-            String::new()
+        match (r.earlier.len(), status) {
+            (0, _) => String::new(),
+            (n, Status::Failed) => format!("; failed all {} attempts", n + 1),
+            (n, _) => format!("; passed on attempt {}", n + 1),
         }
     );
     if let Some(description) = &r.text.description {
@@ -121,6 +148,7 @@ pub fn render(r: &ScenarioRecord, artifacts: &[String]) -> String {
             escape(failure)
         );
     }
+    body.push_str(&earlier_attempts(r));
     body.push_str(&steps(r));
     body.push_str(&timelines(r));
     body.push_str(&events(r));
@@ -361,6 +389,34 @@ mod tests {
             "<span class=\"failed\">failed</span>",
         ];
         for want in expected {
+            assert!(html.contains(want), "{want} missing from\n{html}");
+        }
+    }
+
+    #[test]
+    fn a_flaky_scenario_shows_its_failed_attempts() {
+        let record = ScenarioRecord {
+            feature: "Phases".into(),
+            scenario: "Running → Succeeded".into(),
+            namespace: "aw-2".into(),
+            passed: true,
+            flaky: true,
+            earlier: vec![crate::report::attempts::Attempt {
+                namespace: "aw-1".into(),
+                failure: "deadline <missed>".into(),
+                seconds: 31.0,
+                artifacts: Some("scenarios/aw-1".into()),
+            }],
+            ..ScenarioRecord::default()
+        };
+        let html = render(&record, &[]);
+        for want in [
+            "<span class=\"flaky\">flaky</span>",
+            "; passed on attempt 2",
+            "<h3>Earlier attempts</h3>",
+            "31.0 s in namespace <code>aw-1</code> (<a href=\"../aw-1/\">artifacts</a>)",
+            "<pre class=\"failure\">deadline &lt;missed&gt;</pre>",
+        ] {
             assert!(html.contains(want), "{want} missing from\n{html}");
         }
     }
