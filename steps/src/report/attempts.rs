@@ -76,8 +76,10 @@ mod tests {
 
     #[test]
     fn a_scenario_is_judged_by_its_last_attempt() {
-        // (attempts as (line, passed, namespace), status, namespace kept, earlier namespaces)
-        let table: &[(&[(usize, bool, &str)], &[(Status, &str, &[&str])])] = &[
+        // attempts as (line, passed, namespace) → (status, namespace kept, earlier namespaces)
+        type Attempts<'a> = &'a [(usize, bool, &'a str)];
+        type Merged<'a> = &'a [(Status, &'a str, &'a [&'a str])];
+        let table: &[(Attempts, Merged)] = &[
             (&[(3, true, "a")], &[(Status::Passed, "a", &[])]),
             (&[(3, false, "a")], &[(Status::Failed, "a", &[])]),
             (
