@@ -80,38 +80,38 @@ Feature: Restart safety
 
   Scenario: A restarted controller waits only for what is left of the retry pause
     # The pause runs from the reset (Unhealthy's lastTransitionTime, spec §2.3.6), kept in the
-    # status. The controller is back about 16 s into the 30 s pause: the workload must resume
-    # at about 30 s, not 30 s after the restart (46 s).
+    # status. The controller is back about 9 s into the 20 s pause: the workload must resume
+    # at about 20 s (11 s after the restart), not 20 s after the restart (29 s).
     Given an AppWrapper "paused" wrapping a Pod
     And it has the annotations:
       | failureGracePeriodDuration | 0s  |
-      | retryPausePeriodDuration   | 30s |
+      | retryPausePeriodDuration   | 20s |
     When it is submitted to the LocalQueue
     Then it reaches phase Running within 60 seconds
     When its pods fail with exit code 1
     Then it reaches phase Resetting within the detection period
     When the controller is killed
-    Then it stays Resetting for 15 seconds
+    Then it stays Resetting for 8 seconds
     When the controller is started again
-    Then it stays Resetting for 7 seconds
-    And it reaches phase Running within 16 seconds
+    Then it stays Resetting for 4 seconds
+    And it reaches phase Running within 11 seconds
     And its resettingCount is 1
 
   Scenario: A restarted controller forces the deletion when the original grace period ends
     # The forceful-deletion grace period runs from DeletingResources' lastTransitionTime (spec
-    # §4.7), kept in the status. The controller is back about 21 s into the 30 s period: the
-    # pods must be forced at about 30 s (with 5 s re-checks, gone by about 40 s), not 30 s
-    # after the restart (51 s).
+    # §4.7), kept in the status. The controller is back about 13 s into the 20 s period: the
+    # pods must be forced at about 20 s (7 s after the restart; with 5 s re-checks, gone by
+    # about 12 s after it), not 20 s after the restart.
     Given an AppWrapper "stuck" wrapping a Job with 2 pods
     And its pods hang on deletion
-    And its annotation "forcefulDeletionGracePeriodDuration" is "30s"
+    And its annotation "forcefulDeletionGracePeriodDuration" is "20s"
     When it is submitted to the LocalQueue
     Then 2 pods of it are Running within 60 seconds
     When Kueue deactivates its workload
     Then it reaches phase Suspending within 30 seconds
     When the controller is killed
-    Then it stays Suspending for 20 seconds
+    Then it stays Suspending for 12 seconds
     When the controller is started again
-    Then it stays Suspending for 4 seconds
-    And it reaches phase Suspended within 19 seconds
+    Then it stays Suspending for 3 seconds
+    And it reaches phase Suspended within 12 seconds
     And no pod of it remains
