@@ -308,9 +308,9 @@ Feature: Fault tolerance
     And its pods run on another node within 60 seconds
     And its resettingCount is 0
 
-  @serial
   Scenario: A NoExecute taint that evicts a wrapped Pod fails the workload: a component is missing
     Given an AppWrapper "evicted" wrapping a Pod
+    And it has a node of its own
     When it is submitted to the LocalQueue
     Then 1 pod of it is Running within 60 seconds
     When the node of its pod gets a NoExecute taint "awconf.dev/broken"
@@ -318,9 +318,9 @@ Feature: Fault tolerance
     And its Unhealthy condition is True with reason MissingComponent
     And its resettingCount is 0
 
-  @serial
   Scenario: A node that becomes NotReady does not by itself disturb a running workload
     Given an AppWrapper "steady" wrapping a Job with 1 pod
+    And it has a node of its own
     When it is submitted to the LocalQueue
     Then 1 pod of it is Running within 60 seconds
     And its PodsReady condition is True within 30 seconds

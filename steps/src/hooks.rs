@@ -326,6 +326,14 @@ async fn delete_namespace(w: &AwWorld) -> anyhow::Result<()> {
             Err(e) => return Err(e.into()),
         }
     }
+    let nodes = Api::<Node>::all(w.client.clone());
+    for node in &w.own_nodes {
+        match nodes.delete(node, &DeleteParams::background()).await {
+            Ok(_) => {}
+            Err(kube::Error::Api(e)) if e.code == 404 => {}
+            Err(e) => return Err(e.into()),
+        }
+    }
     match Api::<Namespace>::all(w.client.clone())
         .delete(&w.ns, &DeleteParams::background())
         .await

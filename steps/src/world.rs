@@ -60,6 +60,8 @@ pub struct AwWorld {
     pub undo: Vec<Undo>,
     /// The node a step last picked (`the node of its pod`).
     pub last_node: Option<String>,
+    /// Fake nodes made for this scenario alone (deleted with its namespace).
+    pub own_nodes: Vec<String>,
     /// What the steps did, with the time since the scenario started.
     pub journal: Vec<String>,
     pub started: Instant,
@@ -100,6 +102,7 @@ impl AwWorld {
             cluster_queue: String::new(),
             queue_spec: ClusterQueueSpec::default(),
             flavors: Vec::new(),
+            own_nodes: Vec::new(),
             drafts: BTreeMap::new(),
             submitted: Vec::new(),
             current: None,

@@ -182,6 +182,13 @@ async fn submit(w: &mut AwWorld, subject: &Subject, how: Submission) -> anyhow::
 /// pod templates select the fake nodes and tolerate their taint (where fake nodes share the
 /// cluster with real ones, only that keeps the pods off the real nodes).
 fn place_on_fake_nodes(aw: &mut Value) {
+    let toleration =
+        json!({ "key": FLAVOR_TOLERATION_KEY, "operator": "Exists", "effect": "NoSchedule" });
+    place_pods(aw, ("type", "kwok"), &toleration);
+}
+
+/// Makes every pod template of `aw` select nodes labelled `label` and tolerate `toleration`.
+pub fn place_pods(aw: &mut Value, label: (&str, &str), toleration: &Value) {
     let Some(components) = aw["spec"]["components"].as_array_mut() else {
         return;
     };
@@ -197,11 +204,9 @@ fn place_on_fake_nodes(aw: &mut Value) {
         if !pod_spec["nodeSelector"].is_object() {
             pod_spec["nodeSelector"] = json!({});
         }
-        pod_spec["nodeSelector"]["type"] = json!("kwok");
-        let toleration =
-            json!({ "key": FLAVOR_TOLERATION_KEY, "operator": "Exists", "effect": "NoSchedule" });
+        pod_spec["nodeSelector"][label.0] = json!(label.1);
         match pod_spec["tolerations"].as_array_mut() {
-            Some(list) => list.push(toleration),
+            Some(list) => list.push(toleration.clone()),
             None => pod_spec["tolerations"] = json!([toleration]),
         }
     }

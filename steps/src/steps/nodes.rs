@@ -1,8 +1,9 @@
 //! Faults on the fake nodes: Autopilot health labels, NoExecute taints, NotReady. Each is undone
-//! when the scenario ends.
+//! when the scenario ends. A scenario that breaks a node gives its pods a node of their own,
+//! so that it runs beside the others without breaking theirs.
 
 use anyhow::Context as _;
-use cucumber::{then, when};
+use cucumber::{given, then, when};
 use k8s_openapi::api::core::v1::{Node, Taint};
 use kube::api::{Api, Patch, PatchParams};
 use serde_json::json;
@@ -24,6 +25,63 @@ async fn node_of(w: &mut AwWorld, subject: &Subject) -> anyhow::Result<String> {
         .context("the running pod is not bound to a node")?;
     w.last_node = Some(node.clone());
     Ok(node)
+}
+
+/// The label and the taint that keep a scenario's own node to its own pods.
+const OWN_NODE_KEY: &str = "awconf.dev/own-node";
+
+#[given(regex = r#"^(it|the AppWrapper(?: "[^"]+")?) has a node of its own$"#)]
+async fn node_of_their_own(w: &mut AwWorld, subject: Subject) -> anyhow::Result<()> {
+    let name = w.select(&subject)?;
+    let node = format!("own-{}", w.ns);
+    let shape = clusters::nodes::NodeShape {
+        tainted: true,
+        ..clusters::nodes::NodeShape::gpu(0)
+    };
+    let mut manifest = clusters::nodes::fake_node(&node, &shape)?;
+    manifest
+        .metadata
+        .labels
+        .get_or_insert_default()
+        .insert(OWN_NODE_KEY.into(), w.ns.clone());
+    if let Some(spec) = manifest.spec.as_mut() {
+        spec.taints.get_or_insert_default().push(Taint {
+            key: OWN_NODE_KEY.into(),
+            value: Some(w.ns.clone()),
+            effect: "NoSchedule".into(),
+            time_added: None,
+        });
+    }
+    let nodes = Api::<Node>::all(w.client.clone());
+    nodes
+        .create(&Default::default(), &manifest)
+        .await
+        .with_context(|| format!("creating node {node}"))?;
+    w.own_nodes.push(node.clone());
+    let aw = w
+        .drafts
+        .get_mut(&name)
+        .with_context(|| format!("AppWrapper {name} is already submitted"))?;
+    let own =
+        json!({ "key": OWN_NODE_KEY, "operator": "Equal", "value": w.ns, "effect": "NoSchedule" });
+    super::appwrapper::place_pods(aw, (OWN_NODE_KEY, &w.ns), &own);
+    let node_ref = node.as_str();
+    let nodes = &nodes;
+    wait::eventually(
+        std::time::Duration::from_secs(30),
+        &format!("node {node} to be Ready"),
+        move || async move {
+            let n = nodes.get(node_ref).await?;
+            Ok(if clusters::nodes::is_ready(&n) {
+                Check::Done(())
+            } else {
+                Check::NotYet("not Ready".to_string())
+            })
+        },
+    )
+    .await?;
+    w.note(format!("made node {node} for the pods of {name} alone"));
+    Ok(())
 }
 
 #[when(
