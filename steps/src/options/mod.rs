@@ -54,7 +54,7 @@ impl Default for SuiteOptions {
             // Relative to the working directory: the workspace under `cargo test`.
             report_dir: Path::new("target").join("awconf-report"),
             keep_on_failure: false,
-            concurrency: 16,
+            concurrency: 32,
         }
     }
 }
