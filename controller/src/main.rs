@@ -23,6 +23,9 @@ use kube::Client;
 use kube::config::{KubeConfigOptions, Kubeconfig};
 use tracing_subscriber::EnvFilter;
 
+/// What this binary calls itself in its API requests.
+const USER_AGENT: &str = concat!("appwrapper-controller/", env!("CARGO_PKG_VERSION"));
+
 /// The AppWrapper (workload.codeflare.dev/v1beta2) controller.
 #[derive(Parser, Debug)]
 #[command(name = "appwrapper-controller", version)]
@@ -126,16 +129,22 @@ async fn main() -> anyhow::Result<()> {
     );
 
     let source = config_source(&args)?;
-    let client = match &args.kubeconfig {
+    let mut kube_config = match &args.kubeconfig {
         Some(path) => {
             let kubeconfig = Kubeconfig::read_from(path)
                 .with_context(|| format!("reading kubeconfig {}", path.display()))?;
             let options = KubeConfigOptions::default();
-            let config = kube::Config::from_custom_kubeconfig(kubeconfig, &options).await?;
-            Client::try_from(config)?
+            kube::Config::from_custom_kubeconfig(kubeconfig, &options).await?
         }
-        None => Client::try_default().await?,
+        None => kube::Config::infer().await?,
     };
+    // kube-rs sends no User-Agent; client-go sends one, and audit logs and API priority
+    // tell clients apart by it.
+    kube_config.headers.push((
+        http::header::USER_AGENT,
+        http::HeaderValue::from_static(USER_AGENT),
+    ));
+    let client = Client::try_from(kube_config)?;
     let config = match source {
         ConfigSource::File(config) => *config,
         ConfigSource::ConfigMap { namespace } => {
