@@ -110,7 +110,7 @@ async fn up(args: UpArgs) -> anyhow::Result<ExitCode> {
         gpus_per_node: args.gpus_per_node,
         work_dir: Some(dir.clone()),
         detached: args.detach,
-        cache: toolchain::cache_dir(),
+        ..LocalOptions::default()
     })
     .await
     .inspect_err(|_| local::remove_work_dir(&dir))?;

@@ -1,6 +1,7 @@
 //! The embedded cluster: etcd, kube-apiserver, kube-controller-manager, kube-scheduler and kwok
 //! run as host processes from the pinned binaries.
 
+pub mod audit;
 pub mod commands;
 pub mod health;
 pub mod node;
@@ -29,6 +30,8 @@ pub struct LocalOptions {
     /// Kubelet nodes with containerd beside the fake ones: 0 or 1 (one per machine).
     pub real_nodes: usize,
     pub gpus_per_node: u32,
+    /// The API server writes an audit log of every request (see [`audit`]).
+    pub audit_log: bool,
     /// The cluster's files; a fresh temporary directory when `None`.
     pub work_dir: Option<PathBuf>,
     /// Leave the processes running when this value is dropped (`cluster up --detach`).
@@ -42,6 +45,7 @@ impl Default for LocalOptions {
             nodes: 2,
             real_nodes: 0,
             gpus_per_node: 8,
+            audit_log: false,
             work_dir: None,
             detached: false,
             cache: toolchain::cache_dir(),
@@ -175,6 +179,7 @@ impl LocalCluster {
         write(&pki_dir.join("sa.pub"), &sa_public)?;
         write(&self.kubeconfig, &commands::kubeconfig(w, &self.ports))?;
         write(&w.join("kwok.yaml"), &commands::kwok_config())?;
+        write(&audit::policy_path(w), audit::POLICY)?;
         Ok(())
     }
 
@@ -198,10 +203,14 @@ impl LocalCluster {
             .await?;
 
         let apiserver = kube.binary(cache, "kube-apiserver");
+        let mut apiserver_args = commands::apiserver(&w, &p, self.reach);
+        if opts.audit_log {
+            apiserver_args.extend(audit::apiserver_args(&w));
+        }
         self.start(
             "kube-apiserver",
             &apiserver,
-            commands::apiserver(&w, &p, self.reach),
+            apiserver_args,
             &[],
             opts.detached,
         )?;
@@ -338,6 +347,11 @@ impl LocalCluster {
             .into_iter()
             .map(|(name, pid)| (name, resident_bytes(pid).unwrap_or(0)))
             .collect()
+    }
+
+    /// The API server's audit log, written when the cluster was started with `audit_log`.
+    pub fn audit_log_path(&self) -> PathBuf {
+        audit::log_path(&self.work_dir)
     }
 
     pub fn log_path(&self, component: &str) -> PathBuf {
