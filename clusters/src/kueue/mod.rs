@@ -98,7 +98,14 @@ impl Kueue {
         }
     }
 
-    /// Starts the same Kueue again after [`Kueue::stop`].
+    /// SIGKILLs the manager, as a crash would; its objects stay.
+    pub fn kill(&mut self) {
+        if let Some(mut process) = self.process.take() {
+            process.kill();
+        }
+    }
+
+    /// Starts the same Kueue again after [`Kueue::stop`] or [`Kueue::kill`].
     pub async fn restart(&mut self) -> Result<(), ClusterError> {
         self.stop();
         self.launch(self.source.clone()).await
