@@ -135,6 +135,14 @@ impl ControllerUnderTest {
         }
     }
 
+    /// The process id of a child controller while it runs (`None` embedded or in a cluster).
+    pub fn pid(&self) -> Option<u32> {
+        match &self.running {
+            Some(Running::Child(process)) => Some(process.pid()),
+            _ => None,
+        }
+    }
+
     pub fn starts(&self) -> usize {
         self.starts
     }

@@ -31,11 +31,20 @@ pub async fn up(options: &SuiteOptions) -> anyhow::Result<Environment> {
         .await
         .context("the cluster start-up task failed")?
         .map_err(anyhow::Error::msg)?;
+    let kueue_log = kueue.lock().await.log_path();
+    on_cluster(options, cluster, kueue_log).await
+}
+
+/// The controller under test on `cluster`, whose Kueue is already up and logs to `kueue_log`.
+pub async fn on_cluster(
+    options: &SuiteOptions,
+    cluster: &clusters::LocalCluster,
+    kueue_log: std::path::PathBuf,
+) -> anyhow::Result<Environment> {
     let watch_client = cluster.client().await?;
     let client = steps_client(cluster.kubeconfig()).await?;
     let (controller, webhook_server) =
         controller_with_webhooks(options, cluster, &client, &watch_client).await?;
-    let kueue_log = kueue.lock().await.log_path();
     Ok(Environment {
         kubeconfig: cluster.kubeconfig().to_path_buf(),
         client,
@@ -54,7 +63,7 @@ pub async fn up(options: &SuiteOptions) -> anyhow::Result<Environment> {
 /// the reference operator through its Service. An external controller brings its own.
 async fn controller_with_webhooks(
     options: &SuiteOptions,
-    cluster: &'static clusters::LocalCluster,
+    cluster: &clusters::LocalCluster,
     client: &kube::Client,
     watch_client: &kube::Client,
 ) -> anyhow::Result<(ControllerUnderTest, Option<WebhookServer>)> {

@@ -46,6 +46,18 @@ impl Environment {
         Ok(environment)
     }
 
+    /// Like [`Environment::up`] with `--cluster local`, but on a local cluster of the
+    /// caller's (its own fake nodes, an audit log) whose Kueue runs and logs to `kueue_log`.
+    pub async fn on_local_cluster(
+        options: &SuiteOptions,
+        cluster: &clusters::LocalCluster,
+        kueue_log: PathBuf,
+    ) -> anyhow::Result<Self> {
+        let environment = local::on_cluster(options, cluster, kueue_log).await?;
+        apply_flavor(&environment.client).await?;
+        Ok(environment)
+    }
+
     /// Stops what belongs to this run. A controller installed into the cluster stays, as
     /// installed; one started by the run is stopped.
     pub async fn down(
@@ -86,7 +98,7 @@ async fn steps_client(kubeconfig: &std::path::Path) -> anyhow::Result<kube::Clie
 
 /// The ResourceFlavor of every scenario's ClusterQueue: fake nodes only, whose taint
 /// admission makes the pods tolerate.
-async fn apply_flavor(client: &kube::Client) -> anyhow::Result<()> {
+pub async fn apply_flavor(client: &kube::Client) -> anyhow::Result<()> {
     let mut flavor = objects::resource_flavor(FLAVOR);
     flavor["spec"] = json!({
         "nodeLabels": { "type": "kwok" },
