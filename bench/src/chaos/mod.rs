@@ -1,0 +1,104 @@
+//! Chaos: the controller under test and the Kueue manager SIGKILLed at seeded moments while
+//! the load runs, each started again after a seeded pause; then the verdict.
+
+pub mod schedule;
+pub mod verdict;
+
+use std::sync::atomic::{AtomicU32, Ordering};
+use std::time::{Duration, Instant};
+
+use clusters::kueue::Kueue;
+use conformance_steps::controller::ControllerUnderTest;
+
+use schedule::{Kill, Target};
+
+/// What the kills reach.
+pub struct Targets<'a> {
+    pub controller: &'a mut ControllerUnderTest,
+    /// The client the controller is started with (the embedded one runs on it).
+    pub controller_client: &'a kube::Client,
+    pub kueue: &'a mut Kueue,
+    /// Where the usage sampler finds the controller's process after a restart.
+    pub pid: &'a AtomicU32,
+}
+
+/// `3×controller, 2×Kueue over about 14 s`.
+pub fn describe(schedule: &[Kill]) -> String {
+    let count = |t: Target| schedule.iter().filter(|k| k.target == t).count();
+    let seconds: u64 = schedule.iter().map(|k| k.after_ms + k.down_ms).sum::<u64>() / 1000;
+    format!(
+        "{} in all: {}× the controller, {}× Kueue, spread over at least {seconds} s",
+        schedule.len(),
+        count(Target::Controller),
+        count(Target::Kueue)
+    )
+}
+
+/// Carries out `schedule`; returns the kills or restarts that did not go through.
+pub async fn unleash(schedule: &[Kill], targets: Targets<'_>) -> Vec<String> {
+    let Targets {
+        controller,
+        controller_client,
+        kueue,
+        pid,
+    } = targets;
+    let started = Instant::now();
+    let mut faults = Vec::new();
+    for (i, kill) in schedule.iter().enumerate() {
+        tokio::time::sleep(Duration::from_millis(kill.after_ms)).await;
+        let at = started.elapsed().as_secs_f64();
+        let down = Duration::from_millis(kill.down_ms);
+        let outcome = match kill.target {
+            Target::Controller => {
+                restart_controller(controller, controller_client, pid, down).await
+            }
+            Target::Kueue => restart_kueue(kueue, down).await,
+        };
+        let what = match kill.target {
+            Target::Controller => "controller",
+            Target::Kueue => "Kueue",
+        };
+        match outcome {
+            Ok(took) => println!(
+                "  chaos {}/{}: killed {what} at {at:.1}s, down {:.1}s, serving again after {:.1}s",
+                i + 1,
+                schedule.len(),
+                down.as_secs_f64(),
+                took.as_secs_f64()
+            ),
+            Err(e) => {
+                println!("  chaos {}/{}: {what}: {e:#}", i + 1, schedule.len());
+                faults.push(format!("kill {} ({what}): {e:#}", i + 1));
+            }
+        }
+    }
+    faults
+}
+
+/// SIGKILL, `down` of nothing, start; returns how long from the kill to running again.
+async fn restart_controller(
+    controller: &mut ControllerUnderTest,
+    client: &kube::Client,
+    pid: &AtomicU32,
+    down: Duration,
+) -> anyhow::Result<Duration> {
+    let killed = Instant::now();
+    controller.kill().await?;
+    pid.store(0, Ordering::SeqCst);
+    tokio::time::sleep(down).await;
+    controller.start(client).await?;
+    pid.store(controller.pid().unwrap_or(0), Ordering::SeqCst);
+    Ok(killed.elapsed())
+}
+
+/// SIGKILL, `down` of nothing, start and wait until its webhooks answer.
+async fn restart_kueue(kueue: &mut Kueue, down: Duration) -> anyhow::Result<Duration> {
+    let killed = Instant::now();
+    kueue.kill();
+    tokio::time::sleep(down).await;
+    if let Err(first) = kueue.restart().await {
+        tracing::warn!("Kueue did not come back at once ({first}); trying again");
+        kueue.restart().await?;
+    }
+    Ok(killed.elapsed())
+}

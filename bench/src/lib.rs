@@ -1,0 +1,271 @@
+//! Load and chaos benches of an AppWrapper controller on the embedded cluster with the real
+//! Kueue: a seeded plan of AppWrappers ([`plan`]) submitted to a queue that admits a few at a
+//! time ([`run`]), on a fresh cluster per run ([`stand`]), measured ([`timeline`], [`usage`],
+//! [`audit`]) and judged by the conformance harness's invariant monitor. [`chaos`] kills the
+//! controller and Kueue meanwhile.
+
+pub mod audit;
+pub mod chaos;
+pub mod manifest;
+pub mod percentiles;
+pub mod plan;
+pub mod report;
+pub mod rng;
+pub mod run;
+pub mod stand;
+pub mod timeline;
+pub mod usage;
+
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU32, Ordering};
+use std::time::Duration;
+
+use clusters::kueue::KueueSource;
+use conformance_steps::ControllerMode;
+use serde::Serialize;
+
+use crate::percentiles::Percentiles;
+use crate::plan::Plan;
+use crate::report::RunReport;
+use crate::run::{Run, Workloads};
+use crate::stand::{Stand, Subject};
+use crate::timeline::End;
+
+/// What every bench run shares.
+#[derive(Clone, Debug)]
+pub struct Settings {
+    pub appwrappers: usize,
+    /// The ClusterQueue admits about this many at once.
+    pub at_once: usize,
+    /// Fake nodes; `None` for enough to hold `at_once` AppWrappers of eight pods.
+    pub nodes: Option<usize>,
+    pub seed: u64,
+    pub kueue: KueueSource,
+    /// Each run's controller log and configuration go to a directory of its own here.
+    pub report_dir: PathBuf,
+    /// How long a run waits for every workload to end.
+    pub timeout: Duration,
+}
+
+impl Settings {
+    pub fn nodes(&self) -> usize {
+        // A fake node holds 110 pods.
+        self.nodes
+            .unwrap_or_else(|| (self.at_once * 8).div_ceil(100).max(2))
+    }
+}
+
+#[derive(Clone, Debug, Serialize)]
+pub struct LoadReport {
+    pub plan: String,
+    pub runs: Vec<RunReport>,
+}
+
+/// Runs the plan of `settings` on each subject in turn, each on a fresh cluster.
+pub async fn load(settings: &Settings, subjects: &[Subject]) -> anyhow::Result<LoadReport> {
+    let plan = Arc::new(Plan::draw(settings.seed, settings.appwrappers));
+    println!("plan: {}", plan.describe());
+    let mut runs = Vec::new();
+    for subject in subjects {
+        let (report, _) = run_on_fresh_stand(settings, &plan, subject, None).await?;
+        runs.push(report);
+    }
+    Ok(LoadReport {
+        plan: plan.describe(),
+        runs,
+    })
+}
+
+/// One subject on a stand of its own; with a kill schedule, a chaos run (its faults are
+/// returned beside the report).
+async fn run_on_fresh_stand(
+    settings: &Settings,
+    plan: &Arc<Plan>,
+    subject: &Subject,
+    kills: Option<&[chaos::schedule::Kill]>,
+) -> anyhow::Result<(RunReport, Vec<String>)> {
+    let dir_name = subject
+        .label()
+        .replace([' ', '(', ')'], "-")
+        .replace("--", "-");
+    let report_dir = settings.report_dir.join(dir_name.trim_matches('-'));
+    println!(
+        "\n== {}: bringing up a cluster with {} fake nodes, Kueue and the workload's controller",
+        subject.label(),
+        settings.nodes()
+    );
+    let mut stand = Stand::up(subject, settings.nodes(), &settings.kueue, &report_dir).await?;
+    let result = measure(settings, plan, subject, &mut stand, kills).await;
+    stand.down().await;
+    result
+}
+
+async fn measure(
+    settings: &Settings,
+    plan: &Arc<Plan>,
+    subject: &Subject,
+    stand: &mut Stand,
+    kills: Option<&[chaos::schedule::Kill]>,
+) -> anyhow::Result<(RunReport, Vec<String>)> {
+    let workloads = match subject {
+        Subject::PlainJobs => Workloads::PlainJobs,
+        Subject::Controller(_) => Workloads::AppWrappers,
+    };
+    let in_process = matches!(subject, Subject::Controller(ControllerMode::Embedded));
+    let target = Arc::new(AtomicU32::new(0));
+    let measured = match &stand.environment {
+        Some(environment) => {
+            if let Some(pid) = environment.controller.pid() {
+                target.store(pid, Ordering::SeqCst);
+            }
+            in_process || environment.controller.pid().is_some()
+        }
+        None => false,
+    };
+    let sampler = measured.then(|| usage::Sampler::start(Arc::clone(&target), in_process));
+    let namespace = format!("bench-{}-{}", settings.seed, std::process::id());
+    let run = Run::begin(
+        &stand.kubeconfig,
+        Arc::clone(plan),
+        workloads,
+        namespace,
+        settings.at_once,
+    )
+    .await?;
+    println!(
+        "{}: submitting {} {} to namespace {}",
+        subject.label(),
+        plan.workloads.len(),
+        match workloads {
+            Workloads::AppWrappers => "AppWrappers",
+            Workloads::PlainJobs => "plain Jobs",
+        },
+        run.namespace
+    );
+    let faults = match kills {
+        None => {
+            run.drive(settings.timeout).await;
+            Vec::new()
+        }
+        Some(schedule) => {
+            let Stand {
+                kueue, environment, ..
+            } = stand;
+            let environment = environment
+                .as_mut()
+                .ok_or_else(|| anyhow::anyhow!("a chaos run needs a controller"))?;
+            let targets = chaos::Targets {
+                controller: &mut environment.controller,
+                controller_client: &environment.watch_client,
+                kueue,
+                pid: &target,
+            };
+            let (_, faults) = tokio::join!(
+                run.drive(settings.timeout),
+                chaos::unleash(schedule, targets)
+            );
+            faults
+        }
+    };
+    let started_at = run.started_at;
+    let conclusion = run.conclude().await;
+    let usage = sampler.map(usage::Sampler::finish);
+    // The audit log is written in batches.
+    tokio::time::sleep(Duration::from_secs(2)).await;
+    let log = std::fs::read_to_string(stand.cluster.audit_log_path()).unwrap_or_default();
+    let requests = audit::count(log.lines(), started_at, conclusion.ended_at);
+    let timeline = &conclusion.timeline;
+    let tally = timeline.tally();
+    let seconds = timeline.span().unwrap_or_default();
+    let unexpected = plan
+        .workloads
+        .iter()
+        .filter_map(|w| {
+            let seen = timeline.records().get(&w.name)?.end?;
+            let planned = match w.ending() {
+                plan::Ending::Succeeded => End::Succeeded,
+                plan::Ending::Failed => End::Failed,
+                plan::Ending::Deleted => End::Deleted,
+            };
+            (seen != planned).then(|| format!("{}: planned {planned:?}, {seen:?}", w.name))
+        })
+        .collect();
+    let report = RunReport {
+        subject: subject.label(),
+        seed: settings.seed,
+        workloads: plan.workloads.len(),
+        at_once: settings.at_once,
+        nodes: settings.nodes(),
+        seconds,
+        to_running: Percentiles::of(&timeline.to_running()),
+        to_end: Percentiles::of(&timeline.to_end()),
+        throughput: if seconds > 0.0 {
+            tally.ended() as f64 / seconds
+        } else {
+            0.0
+        },
+        tally,
+        unexpected,
+        unfinished: timeline.unfinished(),
+        controller: usage,
+        controller_client: subject.user_agent_product().map(str::to_string),
+        requests,
+        violations: conclusion.violations,
+        pods_left: conclusion.pods_left,
+        leftovers: conclusion.leftovers,
+        undeleted: conclusion.undeleted,
+        create_retries: conclusion.create_retries,
+        records: timeline.records().clone(),
+    };
+    let mut faults = faults;
+    if let Some(environment) = &mut stand.environment
+        && kills.is_some()
+        && !environment.controller.is_running()
+    {
+        faults.push("the controller was not running at the end".into());
+    }
+    Ok((report, faults))
+}
+
+#[derive(Clone, Debug, Serialize)]
+pub struct ChaosReport {
+    pub plan: String,
+    pub kills: Vec<chaos::schedule::Kill>,
+    pub run: RunReport,
+    pub verdict: chaos::verdict::Verdict,
+}
+
+/// The plan of `settings` on `subject` while the controller and Kueue are killed `kills`
+/// times at seeded moments, and the verdict on what it left.
+pub async fn chaos(
+    settings: &Settings,
+    subject: &Subject,
+    kills: usize,
+) -> anyhow::Result<ChaosReport> {
+    anyhow::ensure!(
+        matches!(
+            subject,
+            Subject::Controller(ControllerMode::Process { .. } | ControllerMode::Reference { .. })
+        ),
+        "a chaos run kills the controller as a process: --controller process or reference"
+    );
+    let plan = Arc::new(Plan::draw(settings.seed, settings.appwrappers));
+    let schedule = chaos::schedule::draw(settings.seed, kills);
+    println!("plan: {}", plan.describe());
+    println!("kills: {}", chaos::describe(&schedule));
+    let (run, faults) = run_on_fresh_stand(settings, &plan, subject, Some(&schedule)).await?;
+    let verdict = chaos::verdict::judge(&chaos::verdict::Outcome {
+        plan: &plan,
+        records: &run.records,
+        violations: &run.violations,
+        leftovers: &run.leftovers,
+        faults: &faults,
+    });
+    Ok(ChaosReport {
+        plan: plan.describe(),
+        kills: schedule,
+        run,
+        verdict,
+    })
+}

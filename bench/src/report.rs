@@ -1,0 +1,393 @@
+//! The figures of a run, for JSON and for the terminal: one run alone, or several side by
+//! side with each figure's ratio to the first run's.
+
+use serde::Serialize;
+
+use crate::audit::Requests;
+use crate::percentiles::Percentiles;
+use crate::timeline::Tally;
+use crate::usage::Usage;
+
+#[derive(Clone, Debug, Serialize)]
+pub struct RunReport {
+    /// `ours (process)`, `reference v1.2.2`, `plain Jobs`.
+    pub subject: String,
+    pub seed: u64,
+    pub workloads: usize,
+    pub at_once: usize,
+    pub nodes: usize,
+    /// From the first creation to the last end.
+    pub seconds: f64,
+    /// Creation → first seen running, seconds.
+    pub to_running: Option<Percentiles>,
+    /// Creation → succeeded, failed or (deleted as planned) gone, seconds.
+    pub to_end: Option<Percentiles>,
+    /// Workloads ended per second over [`RunReport::seconds`].
+    pub throughput: f64,
+    pub tally: Tally,
+    /// Workloads that ended otherwise than planned, `name: planned → seen`.
+    pub unexpected: Vec<String>,
+    pub unfinished: Vec<String>,
+    /// The controller's processes (or this process, embedded); `None` for plain Jobs or
+    /// a controller in a cluster.
+    pub controller: Option<Usage>,
+    /// The client name of the controller's requests in [`RunReport::requests`].
+    pub controller_client: Option<String>,
+    /// Received by the API server from the first creation to the end of the cleanup.
+    pub requests: Requests,
+    pub violations: Vec<String>,
+    pub pods_left: usize,
+    pub leftovers: Vec<String>,
+    /// Workloads still there when the cleanup gave up.
+    pub undeleted: Vec<String>,
+    /// Create requests that were refused and tried again.
+    pub create_retries: u64,
+    /// Each workload's times and highest resettingCount.
+    pub records: std::collections::BTreeMap<String, crate::timeline::Record>,
+}
+
+impl RunReport {
+    /// Requests of the controller under test.
+    pub fn controller_requests(&self) -> Option<u64> {
+        self.controller_client
+            .as_deref()
+            .map(|c| self.requests.of(c))
+    }
+
+    /// Requests of the clients whose name starts with `prefix`.
+    fn requests_of(&self, prefix: &str) -> u64 {
+        self.requests
+            .by_client
+            .iter()
+            .filter(|(c, _)| c.starts_with(prefix))
+            .map(|(_, n)| n)
+            .sum()
+    }
+}
+
+/// A figure: its label and how to read it from a report.
+struct Row {
+    label: &'static str,
+    value: fn(&RunReport) -> Option<f64>,
+    decimals: usize,
+}
+
+fn mib(bytes: u64) -> f64 {
+    bytes as f64 / (1024.0 * 1024.0)
+}
+
+const ROWS: &[Row] = &[
+    Row {
+        label: "creation→Running p50 (s)",
+        value: |r| r.to_running.map(|p| p.p50),
+        decimals: 2,
+    },
+    Row {
+        label: "creation→Running p95 (s)",
+        value: |r| r.to_running.map(|p| p.p95),
+        decimals: 2,
+    },
+    Row {
+        label: "creation→Running p99 (s)",
+        value: |r| r.to_running.map(|p| p.p99),
+        decimals: 2,
+    },
+    Row {
+        label: "creation→Running max (s)",
+        value: |r| r.to_running.map(|p| p.max),
+        decimals: 2,
+    },
+    Row {
+        label: "creation→end p50 (s)",
+        value: |r| r.to_end.map(|p| p.p50),
+        decimals: 2,
+    },
+    Row {
+        label: "creation→end p95 (s)",
+        value: |r| r.to_end.map(|p| p.p95),
+        decimals: 2,
+    },
+    Row {
+        label: "creation→end p99 (s)",
+        value: |r| r.to_end.map(|p| p.p99),
+        decimals: 2,
+    },
+    Row {
+        label: "creation→end max (s)",
+        value: |r| r.to_end.map(|p| p.max),
+        decimals: 2,
+    },
+    Row {
+        label: "throughput (ended/s)",
+        value: |r| Some(r.throughput),
+        decimals: 2,
+    },
+    Row {
+        label: "first creation→last end (s)",
+        value: |r| Some(r.seconds),
+        decimals: 1,
+    },
+    Row {
+        label: "succeeded",
+        value: |r| Some(r.tally.succeeded as f64),
+        decimals: 0,
+    },
+    Row {
+        label: "failed",
+        value: |r| Some(r.tally.failed as f64),
+        decimals: 0,
+    },
+    Row {
+        label: "deleted",
+        value: |r| Some(r.tally.deleted as f64),
+        decimals: 0,
+    },
+    Row {
+        label: "not ended",
+        value: |r| Some(r.unfinished.len() as f64),
+        decimals: 0,
+    },
+    Row {
+        label: "ended otherwise than planned",
+        value: |r| Some(r.unexpected.len() as f64),
+        decimals: 0,
+    },
+    Row {
+        label: "controller peak resident (MiB)",
+        value: |r| r.controller.map(|u| mib(u.peak_resident_bytes)),
+        decimals: 1,
+    },
+    Row {
+        label: "controller CPU (s)",
+        value: |r| r.controller.map(|u| u.cpu_seconds),
+        decimals: 2,
+    },
+    Row {
+        label: "API requests, all clients",
+        value: |r| Some(r.requests.total as f64),
+        decimals: 0,
+    },
+    Row {
+        label: "API requests, controller",
+        value: |r| r.controller_requests().map(|n| n as f64),
+        decimals: 0,
+    },
+    Row {
+        label: "API requests, kueue",
+        value: |r| Some(r.requests_of("kueue") as f64),
+        decimals: 0,
+    },
+    Row {
+        label: "API requests, kube-controller-manager",
+        value: |r| Some(r.requests_of("kube-controller-manager") as f64),
+        decimals: 0,
+    },
+    Row {
+        label: "API requests, kube-scheduler",
+        value: |r| Some(r.requests_of("kube-scheduler") as f64),
+        decimals: 0,
+    },
+    Row {
+        label: "API requests, kwok",
+        value: |r| Some(r.requests_of("kwok") as f64),
+        decimals: 0,
+    },
+    Row {
+        label: "API requests, awconf-bench",
+        value: |r| Some(r.requests_of(crate::stand::BENCH_USER_AGENT) as f64),
+        decimals: 0,
+    },
+    Row {
+        label: "monitor violations",
+        value: |r| Some(r.violations.len() as f64),
+        decimals: 0,
+    },
+    Row {
+        label: "pods left at the end",
+        value: |r| Some(r.pods_left as f64),
+        decimals: 0,
+    },
+    Row {
+        label: "objects left at the end",
+        value: |r| Some((r.leftovers.len() - r.pods_left) as f64),
+        decimals: 0,
+    },
+];
+
+fn cell(value: Option<f64>, decimals: usize) -> String {
+    value.map_or_else(|| "-".to_string(), |v| format!("{v:.decimals$}"))
+}
+
+/// `other ÷ base`, when both are there and the base is not zero.
+pub fn ratio(base: Option<f64>, other: Option<f64>) -> String {
+    match (base, other) {
+        (Some(b), Some(o)) if b != 0.0 => format!("{:.2}×", o / b),
+        (Some(b), Some(o)) if b == 0.0 && o == 0.0 => "=".into(),
+        _ => "-".into(),
+    }
+}
+
+/// The figures of `reports` side by side; after the first, each column is followed by its
+/// ratio to the first.
+pub fn table(reports: &[RunReport]) -> Vec<String> {
+    let mut header = vec![String::new()];
+    for (i, r) in reports.iter().enumerate() {
+        header.push(r.subject.clone());
+        if i > 0 {
+            header.push(format!("÷ {}", reports[0].subject));
+        }
+    }
+    let mut rows = vec![header];
+    for row in ROWS {
+        let base = (row.value)(&reports[0]);
+        let mut line = vec![row.label.to_string()];
+        for (i, r) in reports.iter().enumerate() {
+            let value = (row.value)(r);
+            line.push(cell(value, row.decimals));
+            if i > 0 {
+                line.push(ratio(base, value));
+            }
+        }
+        rows.push(line);
+    }
+    let columns = rows[0].len();
+    let widths: Vec<usize> = (0..columns)
+        .map(|c| rows.iter().map(|r| r[c].chars().count()).max().unwrap_or(0))
+        .collect();
+    rows.iter()
+        .map(|r| {
+            r.iter()
+                .enumerate()
+                .map(|(c, text)| {
+                    let pad = widths[c] - text.chars().count();
+                    if c == 0 {
+                        format!("{text}{}", " ".repeat(pad))
+                    } else {
+                        format!("{}{text}", " ".repeat(pad))
+                    }
+                })
+                .collect::<Vec<_>>()
+                .join("  ")
+                .trim_end()
+                .to_string()
+        })
+        .collect()
+}
+
+/// What a single run's table leaves out: notes on the figures, the clients, the problems.
+pub fn details(r: &RunReport) -> Vec<String> {
+    let mut lines = Vec::new();
+    if let Some(usage) = r.controller
+        && usage.in_process
+    {
+        lines.push(format!(
+            "{}: the controller runs inside awconf, so its memory and CPU are awconf's own (the bench's watches and the monitor included); its requests carry no User-Agent",
+            r.subject
+        ));
+    }
+    let clients: Vec<String> = r
+        .requests
+        .by_client
+        .iter()
+        .take(12)
+        .map(|(c, n)| format!("{c} {n}"))
+        .collect();
+    lines.push(format!(
+        "{}: API requests by client: {}",
+        r.subject,
+        clients.join(", ")
+    ));
+    for (what, list) in [
+        ("not ended", &r.unfinished),
+        ("ended otherwise than planned", &r.unexpected),
+        ("invariant violations", &r.violations),
+        ("left at the end", &r.leftovers),
+        ("not gone after the cleanup", &r.undeleted),
+    ] {
+        if !list.is_empty() {
+            let shown: Vec<&str> = list.iter().take(20).map(String::as_str).collect();
+            let more = list.len().saturating_sub(shown.len());
+            let more = if more > 0 {
+                format!(" (and {more} more)")
+            } else {
+                String::new()
+            };
+            lines.push(format!("{}: {what}: {}{more}", r.subject, shown.join("; ")));
+        }
+    }
+    lines
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use rstest::rstest;
+
+    #[rstest]
+    #[case(Some(2.0), Some(3.0), "1.50×")]
+    #[case(Some(0.0), Some(0.0), "=")]
+    #[case(Some(0.0), Some(1.0), "-")]
+    #[case(None, Some(1.0), "-")]
+    #[case(Some(1.0), None, "-")]
+    fn ratios(#[case] base: Option<f64>, #[case] other: Option<f64>, #[case] text: &str) {
+        assert_eq!(ratio(base, other), text);
+    }
+
+    fn report(subject: &str, p50: f64, requests: u64) -> RunReport {
+        RunReport {
+            subject: subject.into(),
+            seed: 1,
+            workloads: 2,
+            at_once: 1,
+            nodes: 2,
+            seconds: 10.0,
+            to_running: Percentiles::of(&[p50]),
+            to_end: Percentiles::of(&[p50 * 2.0]),
+            throughput: 0.2,
+            tally: Tally::default(),
+            unexpected: vec![],
+            unfinished: vec![],
+            controller: None,
+            controller_client: Some("c".into()),
+            requests: Requests {
+                total: requests,
+                by_client: vec![("c".into(), requests)],
+                ..Requests::default()
+            },
+            violations: vec![],
+            pods_left: 0,
+            leftovers: vec![],
+            undeleted: vec![],
+            create_retries: 0,
+            records: Default::default(),
+        }
+    }
+
+    #[test]
+    fn side_by_side_with_ratios_to_the_first() {
+        let lines = table(&[report("ours", 1.0, 100), report("theirs", 3.0, 250)]);
+        assert!(lines[0].ends_with("ours  theirs  ÷ ours"), "{}", lines[0]);
+        let p50 = lines
+            .iter()
+            .find(|l| l.starts_with("creation→Running p50"))
+            .unwrap();
+        assert!(p50.ends_with("1.00    3.00   3.00×"), "{p50}");
+        let controller = lines
+            .iter()
+            .find(|l| l.starts_with("API requests, controller"))
+            .unwrap();
+        assert!(controller.ends_with("100     250   2.50×"), "{controller}");
+        let memory = lines
+            .iter()
+            .find(|l| l.starts_with("controller peak"))
+            .unwrap();
+        assert!(memory.ends_with("-       -       -"), "{memory}");
+    }
+
+    #[test]
+    fn one_run_alone_has_no_ratio_column() {
+        let lines = table(&[report("ours", 1.0, 100)]);
+        assert!(lines.iter().all(|l| !l.contains('×')));
+        assert_eq!(lines.len(), ROWS.len() + 1);
+    }
+}

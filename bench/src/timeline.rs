@@ -1,0 +1,325 @@
+//! What happened to each workload of a run, in seconds since the run began: when it was
+//! created, first seen running, and seen ending. Fed by the watch; pure.
+
+use std::collections::BTreeMap;
+
+use serde::Serialize;
+use serde_json::Value;
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+pub enum End {
+    Succeeded,
+    Failed,
+    /// Gone before it succeeded or failed: deleted.
+    Deleted,
+}
+
+/// One observed state of a workload.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Observation {
+    pub running: bool,
+    pub end: Option<End>,
+    pub resets: i64,
+}
+
+impl Observation {
+    /// An AppWrapper: Running once its phase is (Succeeded implies it was); ended when
+    /// Succeeded or Failed.
+    pub fn of_appwrapper(aw: &Value) -> Observation {
+        let phase = aw["status"]["phase"].as_str().unwrap_or_default();
+        Observation {
+            running: matches!(phase, "Running" | "Succeeded"),
+            end: match phase {
+                "Succeeded" => Some(End::Succeeded),
+                "Failed" => Some(End::Failed),
+                _ => None,
+            },
+            resets: aw["status"]["resettingCount"].as_i64().unwrap_or(0),
+        }
+    }
+
+    /// A batch Job: running once admitted and started (the Job controller sets startTime
+    /// when it creates the pods of an unsuspended Job); ended by its Complete or Failed
+    /// condition.
+    pub fn of_job(job: &Value) -> Observation {
+        let condition = |kind: &str| {
+            job["status"]["conditions"]
+                .as_array()
+                .into_iter()
+                .flatten()
+                .any(|c| c["type"] == kind && c["status"] == "True")
+        };
+        let end = if condition("Complete") {
+            Some(End::Succeeded)
+        } else if condition("Failed") {
+            Some(End::Failed)
+        } else {
+            None
+        };
+        let started = job["spec"]["suspend"] != true && !job["status"]["startTime"].is_null();
+        Observation {
+            running: started || end == Some(End::Succeeded),
+            end,
+            resets: 0,
+        }
+    }
+}
+
+#[derive(Clone, Debug, Default, PartialEq, Serialize)]
+pub struct Record {
+    pub created: Option<f64>,
+    pub running: Option<f64>,
+    pub ended: Option<f64>,
+    pub end: Option<End>,
+    pub max_resets: i64,
+}
+
+/// What a change tells the bench.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum News {
+    BecameRunning,
+    Ended(End),
+}
+
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize)]
+pub struct Tally {
+    pub created: usize,
+    pub running: usize,
+    pub succeeded: usize,
+    pub failed: usize,
+    pub deleted: usize,
+    /// Created, not yet running nor ended.
+    pub waiting: usize,
+    pub total: usize,
+}
+
+#[derive(Clone, Debug, Default)]
+pub struct Timeline {
+    records: BTreeMap<String, Record>,
+}
+
+impl Timeline {
+    pub fn new<'a>(names: impl IntoIterator<Item = &'a str>) -> Timeline {
+        Timeline {
+            records: names
+                .into_iter()
+                .map(|n| (n.to_string(), Record::default()))
+                .collect(),
+        }
+    }
+
+    /// The create request of `name` returned at `at`.
+    pub fn created(&mut self, name: &str, at: f64) {
+        if let Some(r) = self.records.get_mut(name) {
+            r.created.get_or_insert(at);
+        }
+    }
+
+    /// A state of `name` seen at `at`; names outside the plan are ignored.
+    pub fn observed(&mut self, name: &str, seen: Observation, at: f64) -> Vec<News> {
+        let Some(r) = self.records.get_mut(name) else {
+            return Vec::new();
+        };
+        let mut news = Vec::new();
+        r.max_resets = r.max_resets.max(seen.resets);
+        if seen.running && r.running.is_none() && r.end.is_none() {
+            r.running = Some(at);
+            news.push(News::BecameRunning);
+        }
+        if let Some(end) = seen.end
+            && r.end.is_none()
+        {
+            r.end = Some(end);
+            r.ended = Some(at);
+            news.push(News::Ended(end));
+        }
+        news
+    }
+
+    /// `name` disappeared at `at`: deleted, unless it had already ended.
+    pub fn vanished(&mut self, name: &str, at: f64) -> Vec<News> {
+        self.observed(
+            name,
+            Observation {
+                end: Some(End::Deleted),
+                ..Observation::default()
+            },
+            at,
+        )
+    }
+
+    pub fn records(&self) -> &BTreeMap<String, Record> {
+        &self.records
+    }
+
+    /// Creation → first seen running, in seconds, of those seen running.
+    pub fn to_running(&self) -> Vec<f64> {
+        self.spans(|r| r.running)
+    }
+
+    /// Creation → ended (succeeded, failed or gone), of those that ended.
+    pub fn to_end(&self) -> Vec<f64> {
+        self.spans(|r| r.ended)
+    }
+
+    fn spans(&self, to: impl Fn(&Record) -> Option<f64>) -> Vec<f64> {
+        self.records
+            .values()
+            .filter_map(|r| Some((to(r)? - r.created?).max(0.0)))
+            .collect()
+    }
+
+    pub fn tally(&self) -> Tally {
+        let mut t = Tally {
+            total: self.records.len(),
+            ..Tally::default()
+        };
+        for r in self.records.values() {
+            if r.created.is_some() {
+                t.created += 1;
+            }
+            match (r.end, r.running) {
+                (Some(End::Succeeded), _) => t.succeeded += 1,
+                (Some(End::Failed), _) => t.failed += 1,
+                (Some(End::Deleted), _) => t.deleted += 1,
+                (None, Some(_)) => t.running += 1,
+                (None, None) if r.created.is_some() => t.waiting += 1,
+                (None, None) => {}
+            }
+        }
+        t
+    }
+
+    pub fn all_ended(&self) -> bool {
+        self.records.values().all(|r| r.end.is_some())
+    }
+
+    /// The names that have not ended.
+    pub fn unfinished(&self) -> Vec<String> {
+        self.records
+            .iter()
+            .filter(|(_, r)| r.end.is_none())
+            .map(|(n, _)| n.clone())
+            .collect()
+    }
+
+    /// Seconds from the first creation to the last end.
+    pub fn span(&self) -> Option<f64> {
+        let first = self
+            .records
+            .values()
+            .filter_map(|r| r.created)
+            .min_by(f64::total_cmp)?;
+        let last = self
+            .records
+            .values()
+            .filter_map(|r| r.ended)
+            .max_by(f64::total_cmp)?;
+        Some((last - first).max(0.0))
+    }
+}
+
+impl Tally {
+    pub fn ended(&self) -> usize {
+        self.succeeded + self.failed + self.deleted
+    }
+}
+
+impl std::fmt::Display for Tally {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "created {}/{} · waiting {} · running {} · succeeded {} · failed {} · deleted {}",
+            self.created,
+            self.total,
+            self.waiting,
+            self.running,
+            self.succeeded,
+            self.failed,
+            self.deleted
+        )
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use rstest::rstest;
+    use serde_json::json;
+
+    fn seen(running: bool, end: Option<End>, resets: i64) -> Observation {
+        Observation {
+            running,
+            end,
+            resets,
+        }
+    }
+
+    #[rstest]
+    #[case(json!({}), seen(false, None, 0))]
+    #[case(json!({"status": {"phase": "Suspended"}}), seen(false, None, 0))]
+    #[case(json!({"status": {"phase": "Running"}}), seen(true, None, 0))]
+    #[case(json!({"status": {"phase": "Resetting", "resettingCount": 1}}), seen(false, None, 1))]
+    #[case(json!({"status": {"phase": "Succeeded"}}), seen(true, Some(End::Succeeded), 0))]
+    #[case(json!({"status": {"phase": "Failed", "resettingCount": 1}}), seen(false, Some(End::Failed), 1))]
+    fn appwrapper_states(#[case] aw: Value, #[case] expected: Observation) {
+        assert_eq!(Observation::of_appwrapper(&aw), expected);
+    }
+
+    #[rstest]
+    #[case(json!({"spec": {"suspend": true}}), seen(false, None, 0))]
+    #[case(json!({"spec": {"suspend": false}, "status": {"startTime": "t"}}), seen(true, None, 0))]
+    #[case(json!({"spec": {"suspend": true}, "status": {"startTime": "t"}}), seen(false, None, 0))]
+    #[case(json!({"spec": {}, "status": {"startTime": "t", "conditions": [
+        {"type": "Complete", "status": "True"}]}}), seen(true, Some(End::Succeeded), 0))]
+    #[case(json!({"spec": {}, "status": {"conditions": [
+        {"type": "Failed", "status": "True"}]}}), seen(false, Some(End::Failed), 0))]
+    #[case(json!({"spec": {}, "status": {"conditions": [
+        {"type": "Failed", "status": "False"}]}}), seen(false, None, 0))]
+    fn job_states(#[case] job: Value, #[case] expected: Observation) {
+        assert_eq!(Observation::of_job(&job), expected);
+    }
+
+    #[test]
+    fn a_workload_runs_and_ends_once() {
+        let mut t = Timeline::new(["a", "b", "c"]);
+        t.created("a", 1.0);
+        t.created("b", 1.5);
+        assert_eq!(t.observed("a", seen(false, None, 0), 1.2), vec![]);
+        assert_eq!(
+            t.observed("a", seen(true, None, 0), 3.0),
+            vec![News::BecameRunning]
+        );
+        assert_eq!(t.observed("a", seen(true, None, 0), 3.5), vec![]);
+        assert_eq!(t.observed("a", seen(false, None, 1), 4.0), vec![]);
+        assert_eq!(
+            t.observed("a", seen(false, Some(End::Failed), 1), 9.0),
+            vec![News::Ended(End::Failed)]
+        );
+        assert_eq!(t.vanished("a", 12.0), vec![]);
+        assert_eq!(t.observed("b", seen(true, None, 0), 2.5).len(), 1);
+        assert_eq!(t.vanished("b", 6.5), vec![News::Ended(End::Deleted)]);
+        assert_eq!(t.observed("zz", seen(true, None, 0), 1.0), vec![]);
+        assert_eq!(t.to_running(), vec![2.0, 1.0]);
+        assert_eq!(t.to_end(), vec![8.0, 5.0]);
+        assert_eq!(t.records()["a"].max_resets, 1);
+        assert!(!t.all_ended());
+        assert_eq!(t.unfinished(), vec!["c".to_string()]);
+        assert_eq!(t.span(), Some(8.0));
+        let tally = t.tally();
+        assert_eq!((tally.created, tally.failed, tally.deleted), (2, 1, 1));
+        assert_eq!(tally.ended(), 2);
+    }
+
+    #[test]
+    fn success_seen_without_running_counts_as_running_then() {
+        let mut t = Timeline::new(["a"]);
+        t.created("a", 0.0);
+        assert_eq!(
+            t.observed("a", seen(true, Some(End::Succeeded), 0), 4.0),
+            vec![News::BecameRunning, News::Ended(End::Succeeded)]
+        );
+        assert_eq!(t.to_running(), vec![4.0]);
+        assert!(t.all_ended());
+    }
+}

@@ -1,0 +1,251 @@
+//! The controller's resident memory and CPU time, read from /proc while a run goes on: a child
+//! controller's whole process group (restarted ones included), or this process for the
+//! embedded controller, which runs inside it.
+
+use std::collections::BTreeMap;
+use std::sync::atomic::{AtomicU32, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use serde::Serialize;
+
+/// One process as /proc shows it at one moment.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Reading {
+    pub pid: u32,
+    /// User and system time, its waited-for children's included.
+    pub cpu_seconds: f64,
+    pub resident_bytes: u64,
+    /// The most it has been resident (VmHWM).
+    pub peak_bytes: u64,
+}
+
+#[derive(Clone, Copy, Debug, Default, PartialEq, Serialize)]
+pub struct Usage {
+    pub peak_resident_bytes: u64,
+    /// Spent during the run (what a process had spent before it is not counted).
+    pub cpu_seconds: f64,
+    /// Processes seen (more than one after restarts).
+    pub processes: usize,
+    /// The embedded controller: these are the whole awconf process's figures, the bench's
+    /// own watches and the invariant monitor included.
+    pub in_process: bool,
+}
+
+/// Accumulates readings: CPU per process since it was first seen at the start (or since it
+/// started, for later processes), and the peak over all.
+#[derive(Debug, Default)]
+pub struct Meter {
+    baseline: BTreeMap<u32, f64>,
+    last: BTreeMap<u32, f64>,
+    peak: u64,
+}
+
+impl Meter {
+    /// Starts from what the processes had already spent.
+    pub fn starting_from(readings: &[Reading]) -> Meter {
+        let mut meter = Meter {
+            baseline: readings.iter().map(|r| (r.pid, r.cpu_seconds)).collect(),
+            ..Meter::default()
+        };
+        meter.add(readings);
+        meter
+    }
+
+    pub fn add(&mut self, readings: &[Reading]) {
+        let together: u64 = readings.iter().map(|r| r.resident_bytes).sum();
+        self.peak = readings
+            .iter()
+            .map(|r| r.peak_bytes)
+            .fold(self.peak.max(together), u64::max);
+        for r in readings {
+            self.last.insert(r.pid, r.cpu_seconds);
+        }
+    }
+
+    pub fn usage(&self, in_process: bool) -> Usage {
+        let cpu = self
+            .last
+            .iter()
+            .map(|(pid, cpu)| cpu - self.baseline.get(pid).copied().unwrap_or(0.0))
+            .sum::<f64>();
+        Usage {
+            peak_resident_bytes: self.peak,
+            cpu_seconds: cpu.max(0.0),
+            processes: self.last.len(),
+            in_process,
+        }
+    }
+}
+
+/// `(process group, CPU ticks)` from the text of /proc/PID/stat.
+pub fn parse_stat(text: &str) -> Option<(u32, u64)> {
+    // The command name may hold spaces and parentheses: the fields start after the last ')'.
+    let (_, rest) = text.rsplit_once(')')?;
+    let fields: Vec<&str> = rest.split_whitespace().collect();
+    let number = |i: usize| fields.get(i)?.parse::<u64>().ok();
+    let group = u32::try_from(number(2)?).ok()?;
+    let ticks = number(11)? + number(12)? + number(13)? + number(14)?;
+    Some((group, ticks))
+}
+
+/// `(VmRSS, VmHWM)` in bytes from the text of /proc/PID/status.
+pub fn parse_status(text: &str) -> Option<(u64, u64)> {
+    let kib = |key: &str| -> Option<u64> {
+        let line = text.lines().find(|l| l.starts_with(key))?;
+        line.split_whitespace().nth(1)?.parse::<u64>().ok()
+    };
+    Some((kib("VmRSS:")? * 1024, kib("VmHWM:")? * 1024))
+}
+
+fn ticks_per_second() -> f64 {
+    // SAFETY: sysconf reads a constant of the system.
+    let ticks = unsafe { libc::sysconf(libc::_SC_CLK_TCK) };
+    if ticks > 0 { ticks as f64 } else { 100.0 }
+}
+
+fn read(pid: u32, ticks: f64) -> Option<(u32, Reading)> {
+    let (group, cpu) = parse_stat(&std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?)?;
+    let (resident, peak) =
+        parse_status(&std::fs::read_to_string(format!("/proc/{pid}/status")).ok()?)?;
+    Some((
+        group,
+        Reading {
+            pid,
+            cpu_seconds: cpu as f64 / ticks,
+            resident_bytes: resident,
+            peak_bytes: peak,
+        },
+    ))
+}
+
+/// Every process of the process group `group`.
+pub fn read_group(group: u32) -> Vec<Reading> {
+    let ticks = ticks_per_second();
+    let Ok(entries) = std::fs::read_dir("/proc") else {
+        return Vec::new();
+    };
+    entries
+        .flatten()
+        .filter_map(|e| e.file_name().to_str()?.parse::<u32>().ok())
+        .filter_map(|pid| read(pid, ticks))
+        .filter(|(g, _)| *g == group)
+        .map(|(_, r)| r)
+        .collect()
+}
+
+pub fn read_self() -> Vec<Reading> {
+    read(std::process::id(), ticks_per_second())
+        .map(|(_, r)| vec![r])
+        .unwrap_or_default()
+}
+
+/// Samples in the background until [`Sampler::finish`].
+pub struct Sampler {
+    meter: Arc<Mutex<Meter>>,
+    task: tokio::task::JoinHandle<()>,
+    in_process: bool,
+}
+
+/// What to sample: the process group of this pid (a child controller; 0 while none runs),
+/// updated across restarts.
+pub type Target = Arc<AtomicU32>;
+
+impl Sampler {
+    /// Samples `target`'s group, or this process when `in_process`.
+    pub fn start(target: Target, in_process: bool) -> Sampler {
+        let take = {
+            let target = Arc::clone(&target);
+            move || match target.load(Ordering::SeqCst) {
+                _ if in_process => read_self(),
+                0 => Vec::new(),
+                pid => read_group(pid),
+            }
+        };
+        let meter = Arc::new(Mutex::new(Meter::starting_from(&take())));
+        let task = tokio::spawn({
+            let meter = Arc::clone(&meter);
+            async move {
+                loop {
+                    tokio::time::sleep(Duration::from_millis(200)).await;
+                    let readings = take();
+                    if let Ok(mut m) = meter.lock() {
+                        m.add(&readings);
+                    }
+                }
+            }
+        });
+        Sampler {
+            meter,
+            task,
+            in_process,
+        }
+    }
+
+    pub fn finish(self) -> Usage {
+        self.task.abort();
+        self.meter
+            .lock()
+            .map(|m| m.usage(self.in_process))
+            .unwrap_or_default()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use rstest::rstest;
+
+    #[rstest]
+    #[case("42 (appwrapper-op) S 1 42 42 0 -1 4194560 100 0 0 0 250 50 7 3 20 0 12 0", Some((42, 310)))]
+    #[case("7 (a (weird) name) R 1 5 5 0 -1 0 0 0 0 0 1 2 3 4 20", Some((5, 10)))]
+    #[case("7 (short) R 1", None)]
+    #[case("garbage", None)]
+    fn stat_lines(#[case] text: &str, #[case] expected: Option<(u32, u64)>) {
+        assert_eq!(parse_stat(text), expected);
+    }
+
+    #[test]
+    fn status_gives_resident_and_peak() {
+        let text = "Name:\tx\nVmHWM:\t   2048 kB\nVmRSS:\t   1024 kB\n";
+        assert_eq!(parse_status(text), Some((1024 * 1024, 2048 * 1024)));
+        assert_eq!(parse_status("Name:\tx\n"), None);
+    }
+
+    fn reading(pid: u32, cpu: f64, resident: u64, peak: u64) -> Reading {
+        Reading {
+            pid,
+            cpu_seconds: cpu,
+            resident_bytes: resident,
+            peak_bytes: peak,
+        }
+    }
+
+    #[test]
+    fn cpu_counts_from_the_start_and_across_restarts() {
+        let mut meter = Meter::starting_from(&[reading(1, 5.0, 100, 150)]);
+        meter.add(&[reading(1, 7.5, 120, 150)]);
+        // Killed and restarted: a new pid spends from zero.
+        meter.add(&[reading(2, 1.0, 90, 200)]);
+        meter.add(&[reading(2, 2.0, 90, 200)]);
+        let usage = meter.usage(false);
+        assert_eq!(usage.cpu_seconds, 2.5 + 2.0);
+        assert_eq!(usage.peak_resident_bytes, 200);
+        assert_eq!(usage.processes, 2);
+    }
+
+    #[test]
+    fn a_group_peaks_at_its_processes_together() {
+        let mut meter = Meter::default();
+        meter.add(&[reading(1, 0.0, 100, 110), reading(2, 0.0, 60, 70)]);
+        assert_eq!(meter.usage(true).peak_resident_bytes, 160);
+        assert!(meter.usage(true).in_process);
+    }
+
+    #[test]
+    fn this_process_can_be_read() {
+        let me = read_self();
+        assert_eq!(me.len(), 1);
+        assert!(me[0].resident_bytes > 0 && me[0].peak_bytes >= me[0].resident_bytes);
+    }
+}
