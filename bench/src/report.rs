@@ -25,7 +25,7 @@ pub struct RunReport {
     /// Workloads ended per second over [`RunReport::seconds`].
     pub throughput: f64,
     pub tally: Tally,
-    /// Workloads that ended otherwise than planned, `name: planned → seen`.
+    /// Workloads that ended otherwise than planned, `name: planned P, seen`.
     pub unexpected: Vec<String>,
     pub unfinished: Vec<String>,
     /// The controller's processes (or this process, embedded); `None` for plain Jobs or
@@ -145,6 +145,11 @@ const ROWS: &[Row] = &[
     Row {
         label: "not ended",
         value: |r| Some(r.unfinished.len() as f64),
+        decimals: 0,
+    },
+    Row {
+        label: "resets (resettingCount summed)",
+        value: |r| Some(r.records.values().map(|w| w.max_resets).sum::<i64>() as f64),
         decimals: 0,
     },
     Row {
