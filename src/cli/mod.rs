@@ -48,7 +48,8 @@ pub(crate) enum Command {
     Toolchain(toolchain::ToolchainCommand),
     /// Print the AppWrapper CustomResourceDefinition as YAML.
     Crd,
-    /// Measure the embedded cluster: start-up time and idle memory.
+    /// Measure: the embedded cluster's start-up and idle memory, or (`load`, `chaos`) a
+    /// controller under a seeded load of AppWrappers, with and without crashes.
     Bench(bench::BenchArgs),
 }
 

@@ -1,4 +1,4 @@
-//! `awconf bench`: warm start-up time of the embedded cluster and its idle memory.
+//! `awconf bench` alone: warm start-up time of the embedded cluster and its idle memory.
 
 use std::process::ExitCode;
 use std::time::{Duration, Instant};
@@ -7,7 +7,7 @@ use clap::Args;
 use clusters::local::{LocalCluster, LocalOptions};
 
 #[derive(Args)]
-pub struct BenchArgs {
+pub struct StartupArgs {
     /// How many times to bring the cluster up.
     #[arg(long, default_value_t = 5)]
     runs: usize,
@@ -16,7 +16,7 @@ pub struct BenchArgs {
     idle_seconds: u64,
 }
 
-impl BenchArgs {
+impl StartupArgs {
     pub async fn run(self) -> anyhow::Result<ExitCode> {
         anyhow::ensure!(self.runs > 0, "--runs must be at least 1");
         let mut times = Vec::new();
@@ -47,9 +47,13 @@ impl BenchArgs {
         let total: u64 = memory.iter().map(|(_, bytes)| bytes).sum();
         println!("idle resident memory after {}s:", self.idle_seconds);
         for (name, bytes) in &memory {
-            println!("  {name:<24} {}", super::toolchain::human_size(*bytes));
+            println!("  {name:<24} {}", crate::cli::toolchain::human_size(*bytes));
         }
-        println!("  {:<24} {}", "total", super::toolchain::human_size(total));
+        println!(
+            "  {:<24} {}",
+            "total",
+            crate::cli::toolchain::human_size(total)
+        );
         Ok(ExitCode::SUCCESS)
     }
 }

@@ -1,0 +1,60 @@
+//! `awconf bench chaos`: the load while the controller and Kueue are killed; a verdict.
+
+use std::process::ExitCode;
+
+use awconf_bench::report;
+use awconf_bench::stand::Subject;
+use clap::Args;
+
+use super::common::{LoadFlags, controller_mode, write_json};
+
+#[derive(Args)]
+pub struct ChaosArgs {
+    /// SIGKILLs in all, each of the controller or of Kueue.
+    #[arg(long, default_value_t = 10)]
+    kills: usize,
+    #[command(flatten)]
+    flags: LoadFlags,
+    /// The controller under test: a process the bench can kill.
+    #[arg(long, default_value = "process", value_parser = ["process", "reference"])]
+    controller: String,
+}
+
+impl ChaosArgs {
+    pub async fn run(self) -> anyhow::Result<ExitCode> {
+        let settings = self.flags.settings()?;
+        let subject = Subject::Controller(controller_mode(&self.controller, &[])?);
+        let result = awconf_bench::chaos(&settings, &subject, self.kills).await?;
+        println!();
+        for line in report::table(std::slice::from_ref(&result.run)) {
+            println!("{line}");
+        }
+        for line in report::details(&result.run) {
+            println!("{line}");
+        }
+        if let Some(path) = &self.flags.json {
+            write_json(path, &result)?;
+        }
+        let reproduce = format!(
+            "awconf bench chaos --kills {} --seed {} --appwrappers {} --at-once {} --controller {}",
+            self.kills, settings.seed, settings.appwrappers, settings.at_once, self.controller
+        );
+        if result.verdict.passed() {
+            println!(
+                "chaos verdict: passed (seed {}): {reproduce}",
+                settings.seed
+            );
+            Ok(ExitCode::SUCCESS)
+        } else {
+            println!(
+                "chaos verdict: FAILED ({} problems):",
+                result.verdict.problems.len()
+            );
+            for problem in &result.verdict.problems {
+                println!("  - {problem}");
+            }
+            println!("reproduce with seed {}: {reproduce}", settings.seed);
+            Ok(ExitCode::FAILURE)
+        }
+    }
+}
