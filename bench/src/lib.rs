@@ -30,7 +30,6 @@ use crate::plan::Plan;
 use crate::report::RunReport;
 use crate::run::{Run, Workloads};
 use crate::stand::{Stand, Subject};
-use crate::timeline::End;
 
 /// What every bench run shares.
 #[derive(Clone, Debug)]
@@ -183,11 +182,7 @@ async fn measure(
         .iter()
         .filter_map(|w| {
             let seen = timeline.records().get(&w.name)?.end?;
-            let planned = match w.ending() {
-                plan::Ending::Succeeded => End::Succeeded,
-                plan::Ending::Failed => End::Failed,
-                plan::Ending::Deleted => End::Deleted,
-            };
+            let planned = workloads.planned_end(w);
             (seen != planned).then(|| format!("{}: planned {planned:?}, {seen:?}", w.name))
         })
         .collect();

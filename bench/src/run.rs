@@ -22,9 +22,9 @@ use kube::runtime::{WatchStreamExt as _, watcher};
 use serde_json::{Value, json};
 
 use crate::manifest::{self, DEPLOYMENT_RUN_SECONDS};
-use crate::plan::{Ending, Plan};
+use crate::plan::{Ending, Plan, Planned};
 use crate::stand::bench_client;
-use crate::timeline::{News, Observation, Timeline};
+use crate::timeline::{End, News, Observation, Timeline};
 
 /// What the plan is submitted as.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -45,6 +45,15 @@ impl Workloads {
         match self {
             Workloads::AppWrappers => Observation::of_appwrapper(object),
             Workloads::PlainJobs => Observation::of_job(object),
+        }
+    }
+
+    /// How `w` is planned to end as these workloads: a Deployment-shaped plain Job succeeds.
+    pub fn planned_end(self, w: &Planned) -> End {
+        match (w.ending(), self) {
+            (Ending::Succeeded, _) | (Ending::Deleted, Workloads::PlainJobs) => End::Succeeded,
+            (Ending::Failed, _) => End::Failed,
+            (Ending::Deleted, Workloads::AppWrappers) => End::Deleted,
         }
     }
 
@@ -462,5 +471,34 @@ async fn delete_after(api: Api<DynamicObject>, name: String, wait: Duration) {
             }
             Err(_) => tokio::time::sleep(Duration::from_millis(500)).await,
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::plan::Shape;
+    use rstest::rstest;
+
+    #[rstest]
+    #[case(Shape::Job, false, Workloads::AppWrappers, End::Succeeded)]
+    #[case(Shape::Pods, true, Workloads::AppWrappers, End::Failed)]
+    #[case(Shape::Deployment, false, Workloads::AppWrappers, End::Deleted)]
+    #[case(Shape::Deployment, false, Workloads::PlainJobs, End::Succeeded)]
+    #[case(Shape::Mixed, true, Workloads::PlainJobs, End::Failed)]
+    fn planned_ends(
+        #[case] shape: Shape,
+        #[case] fails: bool,
+        #[case] workloads: Workloads,
+        #[case] end: End,
+    ) {
+        let w = Planned {
+            name: "aw".into(),
+            shape,
+            pods: 2,
+            fails,
+            run_seconds: 1,
+        };
+        assert_eq!(workloads.planned_end(&w), end);
     }
 }
