@@ -159,22 +159,14 @@ fn by_feature<'a>(cases: &'a [Case<'a>]) -> Vec<(&'a str, &'a str, Vec<&'a Case<
     groups
 }
 
-/// Text for XML content and attributes; characters XML 1.0 cannot hold (terminal colour
-/// escapes in step errors) are left out.
+/// Text for XML content and attributes: escaped as for HTML, less the characters XML 1.0
+/// cannot hold (terminal colour escapes in step errors).
 fn escape(text: &str) -> String {
-    let mut escaped = String::with_capacity(text.len());
-    for c in text.chars() {
-        match c {
-            '&' => escaped.push_str("&amp;"),
-            '<' => escaped.push_str("&lt;"),
-            '>' => escaped.push_str("&gt;"),
-            '"' => escaped.push_str("&quot;"),
-            '\t' | '\n' | '\r' => escaped.push(c),
-            c if c < ' ' => {}
-            c => escaped.push(c),
-        }
-    }
-    escaped
+    let kept: String = text
+        .chars()
+        .filter(|c| *c >= ' ' || matches!(c, '\t' | '\n' | '\r'))
+        .collect();
+    super::html::escape(&kept)
 }
 
 #[cfg(test)]
