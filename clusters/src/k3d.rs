@@ -1,8 +1,9 @@
 //! A k3d cluster (k3s in Docker), through the `k3d` command-line tool.
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::time::Duration;
 
+use crate::cli_cluster::{CliCluster, Tool};
 use crate::cluster::{Cluster, ClusterError};
 use crate::images::load::Loader;
 use crate::provider_cli::ProviderCli;
@@ -88,109 +89,33 @@ pub fn delete_args(name: &str) -> Vec<String> {
     vec!["cluster".into(), "delete".into(), name.into()]
 }
 
-pub struct K3dCluster {
-    cli: ProviderCli,
-    name: String,
-    work_dir: PathBuf,
-    kubeconfig: PathBuf,
-    remove_work_dir: bool,
-    /// Set once `k3d cluster create` has been asked for: a failed create may leave nodes behind.
-    created: bool,
-    detached: bool,
-}
+/// A k3d cluster: deleted when it stops or is dropped, unless detached.
+pub type K3dCluster = CliCluster;
 
-impl K3dCluster {
-    /// Creates a cluster with a name of its own and waits for its server.
-    pub async fn up(opts: K3dOptions) -> Result<Self, ClusterError> {
-        Self::create(K3D, opts).await
-    }
-
-    async fn create(cli: ProviderCli, opts: K3dOptions) -> Result<Self, ClusterError> {
-        let name = scratch::next_cluster_name();
-        let (work_dir, remove_work_dir) = match &opts.work_dir {
-            Some(dir) => {
-                std::fs::create_dir_all(dir).map_err(|e| scratch::io(dir, e))?;
-                (dir.clone(), false)
-            }
-            None => (scratch::create_work_dir(&name, "k3d")?, !opts.detached),
-        };
-        let api_port = crate::ports::free_ports(1)
-            .map_err(|e| ClusterError::Other(format!("no free port: {e}")))?[0];
-        let mut cluster = Self {
-            cli,
-            kubeconfig: work_dir.join("kubeconfig.yaml"),
-            name,
-            work_dir,
-            remove_work_dir,
-            created: false,
-            // Set once up: a create that fails half-way deletes what it made.
-            detached: false,
-        };
-        tracing::info!(
-            "creating k3d cluster {} from {}",
-            cluster.name,
-            opts.image()
-        );
-        cluster.created = true;
-        cli.run_blocking(create_args(&cluster.name, &opts, api_port))
-            .await?;
-        let kubeconfig = cli.run_blocking(kubeconfig_args(&cluster.name)).await?;
-        scratch::write_private(&cluster.kubeconfig, &kubeconfig)?;
-        cluster.detached = opts.detached;
-        Ok(cluster)
-    }
-
-    /// Where images for this cluster are loaded.
-    pub fn loader(&self) -> Loader {
-        Loader::K3d {
-            cluster: self.name.clone(),
-        }
-    }
-
-    pub fn work_dir(&self) -> &Path {
-        &self.work_dir
-    }
-
-    fn remove_files(&self) {
-        if self.remove_work_dir {
-            scratch::remove_work_dir(&self.work_dir);
-        }
+fn tool(cli: ProviderCli) -> Tool {
+    Tool {
+        cli,
+        delete: delete_args,
+        loader: |cluster| Loader::K3d { cluster },
     }
 }
 
-impl Drop for K3dCluster {
-    fn drop(&mut self) {
-        if self.detached {
-            return;
-        }
-        if self.created
-            && let Err(e) = self.cli.run(&delete_args(&self.name))
-        {
-            tracing::warn!("k3d cluster {} may be left behind: {e}", self.name);
-        }
-        self.remove_files();
-    }
+/// Creates a cluster with a name of its own and waits for its server.
+pub async fn up(opts: K3dOptions) -> Result<K3dCluster, ClusterError> {
+    create(K3D, opts).await
 }
 
-#[async_trait::async_trait]
-impl Cluster for K3dCluster {
-    fn name(&self) -> &str {
-        &self.name
-    }
-
-    fn kubeconfig(&self) -> &Path {
-        &self.kubeconfig
-    }
-
-    async fn stop(&mut self) -> Result<(), ClusterError> {
-        self.detached = false;
-        if self.created {
-            self.cli.run_blocking(delete_args(&self.name)).await?;
-            self.created = false;
-        }
-        self.remove_files();
-        Ok(())
-    }
+async fn create(cli: ProviderCli, opts: K3dOptions) -> Result<K3dCluster, ClusterError> {
+    let mut cluster = CliCluster::prepare(tool(cli), opts.work_dir.as_deref(), opts.detached)?;
+    let api_port = crate::ports::free_ports(1)
+        .map_err(|e| ClusterError::Other(format!("no free port: {e}")))?[0];
+    cluster
+        .create(create_args(cluster.name(), &opts, api_port), &opts.image())
+        .await?;
+    let kubeconfig = cluster.run(kubeconfig_args(cluster.name())).await?;
+    scratch::write_private(cluster.kubeconfig(), &kubeconfig)?;
+    cluster.keep_running(opts.detached);
+    Ok(cluster)
 }
 
 #[cfg(test)]
@@ -275,10 +200,8 @@ mod tests {
         use std::os::unix::fs::PermissionsExt;
         let bin = tempfile::tempdir().unwrap();
         let fake = FakeCli::new(bin.path(), "apiVersion: v1", 0);
-        let mut cluster = K3dCluster::create(fake.cli, K3dOptions::default())
-            .await
-            .unwrap();
-        let (name, work_dir) = (cluster.name.clone(), cluster.work_dir.clone());
+        let mut cluster = create(fake.cli, K3dOptions::default()).await.unwrap();
+        let (name, work_dir) = (cluster.name().to_string(), cluster.work_dir().to_path_buf());
         let kubeconfig = cluster.kubeconfig().to_path_buf();
         assert_eq!(
             std::fs::read_to_string(&kubeconfig).unwrap(),
@@ -320,7 +243,7 @@ mod tests {
                 work_dir: Some(bin.path().join("cluster")),
                 ..K3dOptions::default()
             };
-            let up = K3dCluster::create(fake.cli, opts).await;
+            let up = create(fake.cli, opts).await;
             assert_eq!(up.is_ok(), status == 0);
             drop(up);
             let calls = fake.calls();

@@ -4,6 +4,7 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
+use crate::cli_cluster::{CliCluster, Tool};
 use crate::cluster::{Cluster, ClusterError};
 use crate::images::load::Loader;
 use crate::provider_cli::ProviderCli;
@@ -141,112 +142,35 @@ pub fn delete_args(name: &str) -> Vec<String> {
     ]
 }
 
-pub struct KindCluster {
-    cli: ProviderCli,
-    name: String,
-    work_dir: PathBuf,
-    kubeconfig: PathBuf,
-    remove_work_dir: bool,
-    /// Set once `kind create` has been asked for: a failed create may leave nodes behind.
-    created: bool,
-    detached: bool,
-}
+/// A kind cluster: deleted when it stops or is dropped, unless detached.
+pub type KindCluster = CliCluster;
 
-impl KindCluster {
-    /// Creates a cluster with a name of its own and waits for its control plane.
-    pub async fn up(opts: KindOptions) -> Result<Self, ClusterError> {
-        Self::create(KIND, opts).await
-    }
-
-    async fn create(cli: ProviderCli, opts: KindOptions) -> Result<Self, ClusterError> {
-        let name = scratch::next_cluster_name();
-        let (work_dir, remove_work_dir) = match &opts.work_dir {
-            Some(dir) => {
-                std::fs::create_dir_all(dir).map_err(|e| scratch::io(dir, e))?;
-                (dir.clone(), false)
-            }
-            None => (scratch::create_work_dir(&name, "kind")?, !opts.detached),
-        };
-        let config_path = work_dir.join("kind.yaml");
-        scratch::write_private(&config_path, &config(&name, &opts)?)?;
-        let mut cluster = Self {
-            cli,
-            kubeconfig: work_dir.join("kubeconfig.yaml"),
-            name,
-            work_dir,
-            remove_work_dir,
-            created: false,
-            // Set once up: a create that fails half-way deletes what it made.
-            detached: false,
-        };
-        tracing::info!(
-            "creating kind cluster {} from {}",
-            cluster.name,
-            opts.node_image()
-        );
-        cluster.created = true;
-        cli.run_blocking(create_args(
-            &cluster.name,
-            &config_path,
-            &cluster.kubeconfig,
-            opts.wait,
-        ))
-        .await?;
-        cluster.detached = opts.detached;
-        Ok(cluster)
-    }
-
-    /// Where images for this cluster are loaded.
-    pub fn loader(&self) -> Loader {
-        Loader::Kind {
-            cluster: self.name.clone(),
-        }
-    }
-
-    pub fn work_dir(&self) -> &Path {
-        &self.work_dir
-    }
-
-    fn remove_files(&self) {
-        if self.remove_work_dir {
-            scratch::remove_work_dir(&self.work_dir);
-        }
+fn tool(cli: ProviderCli) -> Tool {
+    Tool {
+        cli,
+        delete: delete_args,
+        loader: |cluster| Loader::Kind { cluster },
     }
 }
 
-impl Drop for KindCluster {
-    fn drop(&mut self) {
-        if self.detached {
-            return;
-        }
-        if self.created
-            && let Err(e) = self.cli.run(&delete_args(&self.name))
-        {
-            tracing::warn!("kind cluster {} may be left behind: {e}", self.name);
-        }
-        self.remove_files();
-    }
+/// Creates a cluster with a name of its own and waits for its control plane.
+pub async fn up(opts: KindOptions) -> Result<KindCluster, ClusterError> {
+    create(KIND, opts).await
 }
 
-#[async_trait::async_trait]
-impl Cluster for KindCluster {
-    fn name(&self) -> &str {
-        &self.name
-    }
-
-    fn kubeconfig(&self) -> &Path {
-        &self.kubeconfig
-    }
-
-    async fn stop(&mut self) -> Result<(), ClusterError> {
-        self.detached = false;
-        if self.created {
-            self.cli.run_blocking(delete_args(&self.name)).await?;
-            self.created = false;
-        }
-        self.remove_files();
-        Ok(())
-    }
+async fn create(cli: ProviderCli, opts: KindOptions) -> Result<KindCluster, ClusterError> {
+    let mut cluster = CliCluster::prepare(tool(cli), opts.work_dir.as_deref(), opts.detached)?;
+    let config_path = cluster.work_dir().join("kind.yaml");
+    scratch::write_private(&config_path, &config(cluster.name(), &opts)?)?;
+    let args = create_args(
+        cluster.name(),
+        &config_path,
+        cluster.kubeconfig(),
+        opts.wait,
+    );
+    cluster.create(args, &opts.node_image()).await?;
+    cluster.keep_running(opts.detached);
+    Ok(cluster)
 }
 
 #[cfg(test)]
@@ -373,10 +297,8 @@ mod tests {
     async fn the_cluster_is_deleted_once_on_stop_and_its_files_go() {
         let bin = tempfile::tempdir().unwrap();
         let fake = FakeCli::new(bin.path(), "", 0);
-        let mut cluster = KindCluster::create(fake.cli, KindOptions::default())
-            .await
-            .unwrap();
-        let (name, work_dir) = (cluster.name.clone(), cluster.work_dir.clone());
+        let mut cluster = create(fake.cli, KindOptions::default()).await.unwrap();
+        let (name, work_dir) = (cluster.name().to_string(), cluster.work_dir().to_path_buf());
         assert!(work_dir.join("kind.yaml").exists());
         cluster.stop().await.unwrap();
         cluster.stop().await.unwrap();
@@ -411,7 +333,7 @@ mod tests {
                 work_dir: Some(bin.path().join("cluster")),
                 ..KindOptions::default()
             };
-            let up = KindCluster::create(fake.cli, opts).await;
+            let up = create(fake.cli, opts).await;
             assert_eq!(up.is_ok(), create_status == 0);
             drop(up);
             let calls = fake.calls();

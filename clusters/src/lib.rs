@@ -1,6 +1,7 @@
 //! Clusters for the conformance harness: the embedded control plane built from pinned Go
 //! modules, and the interface that the kind, k3d, k3s and existing-cluster providers implement.
 
+pub mod cli_cluster;
 pub mod cluster;
 pub mod crds;
 pub mod existing;

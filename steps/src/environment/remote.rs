@@ -13,8 +13,7 @@ use clusters::install::scale::Workload;
 use clusters::install::{self, Part, Target};
 use clusters::nodes::NodeShape;
 use clusters::{
-    Capabilities, ExistingCluster, K3dCluster, K3dOptions, K3sCluster, K3sOptions, KindCluster,
-    KindOptions, Provider,
+    Capabilities, ExistingCluster, K3dOptions, K3sCluster, K3sOptions, KindOptions, Provider,
 };
 
 use super::{Environment, installed, steps_client};
@@ -179,7 +178,7 @@ async fn reach(choice: &ClusterChoice) -> anyhow::Result<Reached> {
         }
         ClusterChoice::Created(Provider::Kind) => {
             println!("awconf: creating a kind cluster");
-            let cluster = KindCluster::up(KindOptions::default()).await?;
+            let cluster = clusters::kind::up(KindOptions::default()).await?;
             Reached {
                 kubeconfig: cluster.kubeconfig().to_path_buf(),
                 loader: Some(cluster.loader()),
@@ -189,7 +188,7 @@ async fn reach(choice: &ClusterChoice) -> anyhow::Result<Reached> {
         }
         ClusterChoice::Created(Provider::K3d) => {
             println!("awconf: creating a k3d cluster");
-            let cluster = K3dCluster::up(K3dOptions::default()).await?;
+            let cluster = clusters::k3d::up(K3dOptions::default()).await?;
             Reached {
                 kubeconfig: cluster.kubeconfig().to_path_buf(),
                 loader: Some(cluster.loader()),
