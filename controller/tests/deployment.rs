@@ -5,8 +5,6 @@
 
 mod ops_support;
 
-use std::sync::OnceLock;
-
 use appwrapper_controller::api::{AppWrapper, Phase};
 use appwrapper_controller::config::Config;
 use appwrapper_controller::config::config_map::{
@@ -18,20 +16,6 @@ use k8s_openapi::api::scheduling::v1::PriorityClass;
 use kube::api::{Api, DeleteParams, ListParams, ObjectMeta, PostParams};
 use ops_support::*;
 use serde_json::{Value, json};
-
-/// One embedded controller for this test process, on a runtime of its own.
-fn controller() {
-    static STARTED: OnceLock<Result<(), String>> = OnceLock::new();
-    let started = STARTED.get_or_init(|| {
-        let cluster = clusters::local::shared()?;
-        clusters::testing::keep_running(move || async move {
-            let client = cluster.client().await?;
-            install_appwrapper_crd(&client).await?;
-            appwrapper_controller::run::run(Config::default(), client).await
-        })
-    });
-    started.as_ref().expect("the embedded controller started");
-}
 
 async fn client(ns: &str) -> kube::Client {
     let client = clusters::local::shared().unwrap().client().await.unwrap();

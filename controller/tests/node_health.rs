@@ -5,10 +5,10 @@
 mod ops_support;
 
 use std::collections::BTreeSet;
-use std::sync::{Arc, Mutex, OnceLock};
+use std::sync::{Arc, Mutex};
 
 use appwrapper_controller::api::{AppWrapper, Phase};
-use appwrapper_controller::config::{AUTOPILOT_GPU_HEALTH_LABEL, Config};
+use appwrapper_controller::config::AUTOPILOT_GPU_HEALTH_LABEL;
 use clusters::Cluster;
 use futures::StreamExt;
 use k8s_openapi::api::core::v1::{Node, Pod};
@@ -16,20 +16,6 @@ use kube::api::{Api, ListParams, Patch, PatchParams, PostParams};
 use kube::runtime::watcher;
 use ops_support::*;
 use serde_json::json;
-
-/// One embedded controller for this test process, on a runtime of its own.
-fn controller() {
-    static STARTED: OnceLock<Result<(), String>> = OnceLock::new();
-    let started = STARTED.get_or_init(|| {
-        let cluster = clusters::local::shared()?;
-        clusters::testing::keep_running(move || async move {
-            let client = cluster.client().await?;
-            install_appwrapper_crd(&client).await?;
-            appwrapper_controller::run::run(Config::default(), client).await
-        })
-    });
-    started.as_ref().expect("the embedded controller started");
-}
 
 /// Removes the health label from a node when dropped, so a failed test leaves no sick node.
 struct Flagged {

@@ -7,6 +7,25 @@ use serde_json::{Value, json};
 
 pub use clusters::testing::{eventually, namespace};
 
+/// One embedded controller (default config) for this test process, on a runtime of its own.
+pub fn controller() {
+    use clusters::Cluster as _;
+    static STARTED: std::sync::OnceLock<Result<(), String>> = std::sync::OnceLock::new();
+    let started = STARTED.get_or_init(|| {
+        let cluster = clusters::local::shared()?;
+        clusters::testing::keep_running(move || async move {
+            let client = cluster.client().await?;
+            install_appwrapper_crd(&client).await?;
+            appwrapper_controller::run::run(
+                appwrapper_controller::config::Config::default(),
+                client,
+            )
+            .await
+        })
+    });
+    started.as_ref().expect("the embedded controller started");
+}
+
 pub async fn install_appwrapper_crd(client: &kube::Client) -> anyhow::Result<()> {
     let crd = appwrapper_controller::crd::appwrapper_crd();
     clusters::crds::install(client, std::slice::from_ref(&crd)).await?;
