@@ -55,7 +55,10 @@ async fn an_in_place_upgrade_keeps_admitted_workloads_and_admits_new_ones() {
     })
     .await;
 
-    kueue.upgrade(TO).await.unwrap();
+    kueue
+        .upgrade(&kueue::KueueSource::release(TO).unwrap())
+        .await
+        .unwrap();
     assert_eq!(kueue.source().label(), TO);
 
     always(

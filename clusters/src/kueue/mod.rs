@@ -113,11 +113,12 @@ impl Kueue {
 
     /// Replaces the running manager with another version in place: the new version's CRDs are
     /// applied over the old ones and every existing object is kept.
-    pub async fn upgrade(&mut self, version: &str) -> Result<(), ClusterError> {
-        let source = KueueSource::release(version).map_err(ClusterError::Other)?;
-        materialize(&self.host.cache, &source).await?;
+    /// The new version is built before the old one stops, so that Kueue is down only for the
+    /// swap.
+    pub async fn upgrade(&mut self, to: &KueueSource) -> Result<(), ClusterError> {
+        materialize(&self.host.cache, to).await?;
         self.stop();
-        self.launch(source).await
+        self.launch(to.clone()).await
     }
 
     async fn client(&self) -> Result<kube::Client, ClusterError> {

@@ -26,6 +26,18 @@ impl KueueVersion {
     }
 }
 
+impl KueueVersion {
+    /// Where an in-place upgrade to `self` starts when nobody says: the newest pinned release
+    /// older than `self` (`v0.18.4` for `v0.19.2`); `None` when no pinned release is older.
+    pub fn previous_pinned(&self) -> Option<KueueVersion> {
+        crate::toolchain::KUEUE_PINNED
+            .iter()
+            .filter_map(|tag| KueueVersion::parse(tag).ok())
+            .filter(|v| v < self)
+            .max()
+    }
+}
+
 impl std::fmt::Display for KueueVersion {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         write!(f, "v{}.{}.{}", self.0, self.1, self.2)
@@ -46,6 +58,15 @@ mod tests {
                 .unwrap_err()
                 .contains("v0.19.2")
         );
+    }
+
+    #[test]
+    fn an_upgrade_starts_by_default_from_the_pinned_release_before() {
+        let v = |tag: &str| KueueVersion::parse(tag).unwrap();
+        assert_eq!(v("v0.19.2").previous_pinned(), Some(v("v0.18.4")));
+        assert_eq!(v("v0.20.0").previous_pinned(), Some(v("v0.19.2")));
+        assert_eq!(v("v0.19.0").previous_pinned(), Some(v("v0.18.4")));
+        assert_eq!(v("v0.18.4").previous_pinned(), None);
     }
 
     #[test]
