@@ -145,3 +145,33 @@ Feature: Working with Kueue
       """
     And its workload is the only one in the namespace
     And the ClusterQueue has 0 admitted workloads within 30 seconds
+
+  @serial @kueue-upgrade
+  Scenario: An in-place Kueue upgrade keeps a running AppWrapper admitted and admits new ones
+    # The run starts Kueue at the release the upgrade starts from (--kueue-upgrade-from, by
+    # default the pinned release before the Kueue under test) and runs this scenario before any
+    # other. The upgrade stops Kueue, applies the new release's CRDs over the old ones and
+    # starts the new release on the same objects. It is skipped where Kueue is not the run's
+    # own process (a cluster it is installed into) or not a release (--kueue-source, --kueue-binary).
+    Given Kueue runs the release the upgrade starts from
+    And an AppWrapper "before" wrapping a Job with 2 pods
+    And an AppWrapper "after" wrapping a Pod
+    When the AppWrapper "before" is submitted to the LocalQueue
+    Then it reaches phase Running within 60 seconds
+    And 2 pods of it are Running within 60 seconds
+    When Kueue is upgraded in place to the Kueue under test
+    And the AppWrapper "after" is submitted to the LocalQueue
+    Then it reaches phase Running within 60 seconds
+    And 1 pod of it is Running within 60 seconds
+    And the AppWrapper "before" is in phase Running
+    And its QuotaReserved condition is True
+    And its pods are the ones it had before the upgrade
+    And 2 pods of it are Running
+    And the monitor saw it never leave Running
+    And its workload matches:
+      """
+      status:
+        conditions:
+        - {type: QuotaReserved, status: "True"}
+        - {type: Admitted, status: "True"}
+      """

@@ -44,6 +44,10 @@ pub struct RunArgs {
     appwrapper_version: Option<String>,
     #[command(flatten)]
     kueue: crate::cli::kueue_source::KueueArgs,
+    /// The Kueue release the upgrade scenario (`@kueue-upgrade`) starts from before it
+    /// upgrades Kueue in place to the one under test (default: the pinned release before it).
+    #[arg(long, value_name = "VERSION", conflicts_with_all = ["kueue_source", "kueue_binary"])]
+    kueue_upgrade_from: Option<String>,
     /// Cucumber tag expression, e.g. `@kueue and not @serial`.
     #[arg(long)]
     tags: Option<String>,
@@ -135,6 +139,13 @@ impl RunArgs {
         if self.kueue != Default::default() {
             options.kueue = self.kueue.source(&default)?;
         }
+        if let Some(tag) = &self.kueue_upgrade_from {
+            options.kueue_upgrade_from = Some(
+                conformance_steps::options::parse_upgrade_from("--kueue-upgrade-from", tag)
+                    .map_err(anyhow::Error::msg)?,
+            );
+        }
+        options.kueue_upgrade().map_err(anyhow::Error::msg)?;
         options.tags = self.tags.or(options.tags);
         options.filters = self.filters;
         options.junit = self.junit.or(options.junit);
@@ -189,31 +200,134 @@ mod tests {
         assert!(both.to_string().contains("cannot be used with"), "{both}");
     }
 
-    /// The workflows in ci/ run `cargo run --release -- run ...`: each of those command lines,
-    /// with the first value of its matrix, is one `awconf run` accepts.
+    #[test]
+    fn the_upgrade_start_is_a_release_older_than_the_kueue_under_test() {
+        let from = |args: &[&str]| options(args).map(|o| o.kueue_upgrade_from);
+        assert_eq!(from(&[]).unwrap(), None);
+        assert_eq!(
+            from(&["--kueue-upgrade-from", "v0.17.8"]).unwrap(),
+            Some(clusters::kueue::KueueVersion(0, 17, 8))
+        );
+        let table: &[(&[&str], &str)] = &[
+            (
+                &["--kueue-upgrade-from", "0.18"],
+                "--kueue-upgrade-from: \"0.18\" is not a Kueue version",
+            ),
+            (
+                &["--kueue", "v0.18.4", "--kueue-upgrade-from", "v0.19.2"],
+                "--kueue-upgrade-from v0.19.2 is not older than the Kueue under test v0.18.4",
+            ),
+            (
+                &["--kueue-source", ".", "--kueue-upgrade-from", "v0.18.4"],
+                "cannot be used with",
+            ),
+        ];
+        for (args, want) in table {
+            let e = options(args).unwrap_err().to_string();
+            assert!(e.contains(want), "{args:?}: {e}");
+        }
+    }
+
+    /// Splits a shell command line into words: whitespace outside quotes separates them,
+    /// single and double quotes group and are removed, and `$NAME` is replaced from `env`.
+    fn shell_words(line: &str, env: &[(String, String)]) -> Vec<String> {
+        let mut expanded = line.to_string();
+        for (name, value) in env {
+            expanded = expanded.replace(&format!("${name}"), value);
+        }
+        let (mut words, mut word, mut quote, mut open) = (Vec::new(), String::new(), None, false);
+        for c in expanded.chars() {
+            match (quote, c) {
+                (Some(q), c) if c == q => quote = None,
+                (Some(_), c) => word.push(c),
+                (None, '"' | '\'') => (quote, open) = (Some(c), true),
+                (None, c) if c.is_whitespace() => {
+                    if open || !word.is_empty() {
+                        words.push(std::mem::take(&mut word));
+                    }
+                    open = false;
+                }
+                (None, c) => word.push(c),
+            }
+        }
+        if open || !word.is_empty() {
+            words.push(word);
+        }
+        words
+    }
+
+    /// The workflows in ci/ run `awconf run ...` (`cargo run --release -- run ...` in
+    /// awconf's own): each of those command lines, with the first value of its matrix and
+    /// the workflow's `env:` values, is one `awconf run` accepts.
     #[test]
     fn the_workflows_run_command_lines_that_awconf_accepts() {
         let matrix = [
             ("${{ matrix.kueue }}", "v0.19.2"),
             ("${{ matrix.cluster }}", "kind"),
         ];
-        let mut seen = 0;
+        let mut seen = Vec::new();
         for file in ["ci/github-actions.yml", "ci/providers.yml"] {
             let text = std::fs::read_to_string(file).unwrap();
+            let env: Vec<(String, String)> = text
+                .lines()
+                .filter_map(|l| l.trim().split_once(": "))
+                .filter(|(k, _)| {
+                    !k.is_empty() && k.chars().all(|c| c.is_ascii_uppercase() || c == '_')
+                })
+                .map(|(k, v)| (k.to_string(), v.trim().to_string()))
+                .collect();
             for line in text.lines() {
-                let Some((_, args)) = line.split_once("cargo run --release -- run") else {
+                let line = line
+                    .trim()
+                    .trim_start_matches("- run: ")
+                    .trim_start_matches("run: ");
+                let Some(args) = line
+                    .strip_prefix("cargo run --release -- run")
+                    .or_else(|| line.strip_prefix("awconf run"))
+                else {
                     continue;
                 };
                 let args = matrix
                     .iter()
                     .fold(args.to_string(), |a, (expr, value)| a.replace(expr, value));
-                let args: Vec<&str> = args.split_whitespace().collect();
-                if let Err(e) = options(&args) {
-                    panic!("{file}: awconf run {}: {e:#}", args.join(" "));
+                let args = shell_words(&args, &env);
+                let args: Vec<&str> = args.iter().map(String::as_str).collect();
+                match options(&args) {
+                    Ok(o) => seen.push((file, o)),
+                    Err(e) => panic!("{file}: awconf run {}: {e:#}", args.join(" ")),
                 }
-                seen += 1;
             }
         }
-        assert_eq!(seen, 2);
+        assert_eq!(seen.len(), 3, "one run in each job");
+        let (_, embedded) = &seen[0];
+        let ControllerMode::External { command } = &embedded.controller else {
+            panic!("the user's embedded job runs an external controller: {embedded:?}");
+        };
+        assert!(command.contains("{operator-config}") && command.ends_with("./bin/manager"));
+        let (_, kind) = &seen[1];
+        assert!(matches!(
+            kind.controller,
+            ControllerMode::InCluster { image: Some(_) }
+        ));
+        assert!(kind.cluster.is_remote());
+    }
+
+    #[test]
+    fn shell_words_group_quotes_and_expand_variables() {
+        let env = [("V".to_string(), "v0.19.2".to_string())];
+        assert_eq!(
+            shell_words(
+                r#"--kueue "$V" --tags "not @webhook" -- 'a | b && c'"#,
+                &env
+            ),
+            [
+                "--kueue",
+                "v0.19.2",
+                "--tags",
+                "not @webhook",
+                "--",
+                "a | b && c"
+            ]
+        );
     }
 }

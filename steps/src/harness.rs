@@ -3,7 +3,7 @@
 //! arguments, so the run's harness is reachable through [`current`].
 
 use std::path::PathBuf;
-use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, RwLock};
 
 use crate::controller::ControllerUnderTest;
@@ -40,6 +40,8 @@ pub struct Harness {
     pub steps: StepRecorder,
     /// The harness log (where the embedded controller logs), when this run writes one.
     pub harness_log: Option<PathBuf>,
+    /// Kueue started at an older release for the `@kueue-upgrade` scenario, when it runs.
+    pub kueue_upgrade: Option<PendingUpgrade>,
     /// A few letters unique to this run, in its namespace names: a cluster that outlives the
     /// run may still be deleting the namespaces of the previous one.
     pub run_token: String,
@@ -73,9 +75,21 @@ impl Harness {
             excluded: Arc::default(),
             steps: StepRecorder::default(),
             harness_log,
+            kueue_upgrade: None,
             run_token: run_token(),
             counter: AtomicUsize::new(0),
         }
+    }
+
+    /// Kueue runs at an older release until the `@kueue-upgrade` scenario upgrades it.
+    pub fn with_kueue_upgrade(mut self, upgrade: Option<PendingUpgrade>) -> Self {
+        self.kueue_upgrade = upgrade;
+        self
+    }
+
+    /// The Kueue upgrade that no scenario has made yet, if any.
+    pub fn kueue_upgrade_pending(&self) -> Option<&PendingUpgrade> {
+        self.kueue_upgrade.as_ref().filter(|u| !u.done())
     }
 
     /// A number unique in this run, for namespace names.
@@ -104,6 +118,57 @@ impl Harness {
         }
         files.push(("kueue", self.kueue_log.clone()));
         files
+    }
+}
+
+/// The run's Kueue, started at `from` for the `@kueue-upgrade` scenario, which replaces it in
+/// place with `to`, the Kueue under test, before any other scenario runs.
+pub struct PendingUpgrade {
+    pub from: clusters::kueue::KueueVersion,
+    pub to: clusters::kueue::KueueSource,
+    kueue: &'static tokio::sync::Mutex<clusters::kueue::Kueue>,
+    done: AtomicBool,
+}
+
+impl PendingUpgrade {
+    pub fn new(
+        from: clusters::kueue::KueueVersion,
+        to: clusters::kueue::KueueSource,
+        kueue: &'static tokio::sync::Mutex<clusters::kueue::Kueue>,
+    ) -> Self {
+        PendingUpgrade {
+            from,
+            to,
+            kueue,
+            done: AtomicBool::new(false),
+        }
+    }
+
+    pub fn done(&self) -> bool {
+        self.done.load(Ordering::SeqCst)
+    }
+
+    /// What Kueue runs now.
+    pub async fn running(&self) -> clusters::kueue::KueueSource {
+        self.kueue.lock().await.source().clone()
+    }
+
+    /// Replaces the running Kueue with `to` in place (once: later calls do nothing). Returns
+    /// whether this call upgraded it.
+    pub async fn upgrade(&self) -> anyhow::Result<bool> {
+        let mut kueue = self.kueue.lock().await;
+        if self.done() {
+            return Ok(false);
+        }
+        kueue.upgrade(&self.to).await.map_err(|e| {
+            anyhow::anyhow!(
+                "upgrading Kueue from {} to {}: {e}",
+                self.from,
+                self.to.label()
+            )
+        })?;
+        self.done.store(true, Ordering::SeqCst);
+        Ok(true)
     }
 }
 

@@ -21,12 +21,16 @@ use crate::world::{AwWorld, Undo};
 const CLEANUP_TIMEOUT: Duration = Duration::from_secs(90);
 
 pub fn is_serial(feature: &Feature, rule: Option<&Rule>, scenario: &Scenario) -> bool {
+    has_tag(feature, rule, scenario, "serial")
+}
+
+fn has_tag(feature: &Feature, rule: Option<&Rule>, scenario: &Scenario, tag: &str) -> bool {
     feature
         .tags
         .iter()
         .chain(rule.iter().flat_map(|r| r.tags.iter()))
         .chain(scenario.tags.iter())
-        .any(|t| t == "serial")
+        .any(|t| t == tag)
 }
 
 pub async fn before(
@@ -36,7 +40,11 @@ pub async fn before(
     world: &mut AwWorld,
 ) {
     let serial = is_serial(feature, rule, scenario);
-    if let Err(e) = world.setup(&feature.name, &scenario.name, serial).await {
+    let upgrades_kueue = has_tag(feature, rule, scenario, crate::options::KUEUE_UPGRADE_TAG);
+    if let Err(e) = world
+        .setup(&feature.name, &scenario.name, serial, upgrades_kueue)
+        .await
+    {
         // The harness boundary: cucumber turns this into a failed Before hook.
         panic!("setting up the scenario failed: {e:#}");
     }
@@ -100,6 +108,19 @@ async fn finish(w: &mut AwWorld, text: ScenarioText, step_failure: Option<String
             && let Err(e) = controller.start(&w.h.watch_client).await
         {
             problems.push(format!("the controller could not be started again: {e:#}"));
+        }
+    }
+    // Every scenario after this one meets the Kueue under test, even when this one (the
+    // upgrade scenario: no other runs while the upgrade is to come) failed before upgrading.
+    if let Some(pending) = w.h.kueue_upgrade_pending() {
+        match pending.upgrade().await {
+            Ok(_) if step_failure.is_none() => problems.push(format!(
+                "the @kueue-upgrade scenario ended without upgrading Kueue from {} (the After \
+                 hook did)",
+                pending.from
+            )),
+            Ok(_) => {}
+            Err(e) => problems.push(format!("{e:#}")),
         }
     }
     for undo in std::mem::take(&mut w.undo) {

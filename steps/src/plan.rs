@@ -29,22 +29,42 @@ impl Plan {
 
     /// The titles (`feature: scenario`) of the scenarios the selection picks.
     pub fn selected(&self) -> Vec<String> {
-        let mut titles = Vec::new();
-        for feature in &self.features {
-            let scenarios = feature.scenarios.iter().map(|s| (None, s)).chain(
-                feature
-                    .rules
-                    .iter()
-                    .flat_map(|r| r.scenarios.iter().map(move |s| (Some(r), s))),
-            );
-            for (rule, scenario) in scenarios {
-                if self.selection.selects(feature, rule, scenario) {
-                    titles.push(format!("{}: {}", feature.name, scenario.name));
-                }
-            }
-        }
-        titles
+        self.selected_scenarios()
+            .map(|(feature, _, scenario)| format!("{}: {}", feature.name, scenario.name))
+            .collect()
     }
+
+    /// Whether a scenario the selection picks carries `tag` (itself, or its rule or feature).
+    pub fn selects_tagged(&self, tag: &str) -> bool {
+        self.selected_scenarios()
+            .any(|(feature, rule, scenario)| has_tag(feature, rule, scenario, tag))
+    }
+
+    fn selected_scenarios(&self) -> impl Iterator<Item = (&Feature, Option<&Rule>, &Scenario)> {
+        self.features.iter().flat_map(move |feature| {
+            scenarios_of(feature)
+                .filter(move |(rule, scenario)| self.selection.selects(feature, *rule, scenario))
+                .map(move |(rule, scenario)| (feature, rule, scenario))
+        })
+    }
+}
+
+fn scenarios_of(feature: &Feature) -> impl Iterator<Item = (Option<&Rule>, &Scenario)> {
+    feature.scenarios.iter().map(|s| (None, s)).chain(
+        feature
+            .rules
+            .iter()
+            .flat_map(|r| r.scenarios.iter().map(move |s| (Some(r), s))),
+    )
+}
+
+fn has_tag(feature: &Feature, rule: Option<&Rule>, scenario: &Scenario, tag: &str) -> bool {
+    feature
+        .tags
+        .iter()
+        .chain(rule.iter().flat_map(|r| r.tags.iter()))
+        .chain(scenario.tags.iter())
+        .any(|t| t == tag)
 }
 
 /// Which scenarios run: those whose tags satisfy the tag expression and whose
@@ -120,8 +140,34 @@ impl cucumber::Parser<Vec<Feature>> for Prepared {
     type Output = futures::stream::Iter<std::vec::IntoIter<cucumber::parser::Result<Feature>>>;
 
     fn parse(self, features: Vec<Feature>, _: Self::Cli) -> Self::Output {
+        let features = upgrade_first(features);
         futures::stream::iter(features.into_iter().map(Ok).collect::<Vec<_>>())
     }
+}
+
+/// Orders the features so that cucumber runs the `@kueue-upgrade` scenarios before any other:
+/// the run starts Kueue at the release the upgrade starts from, and every other scenario must
+/// meet the Kueue under test. cucumber (0.23) reads the whole stream before it starts a
+/// scenario, always takes a `@serial` scenario before a concurrent one, and puts the
+/// `@serial` scenarios of a later feature in front of those of an earlier one, keeping the
+/// order within a feature. So the features with such a scenario go last, each with it as its
+/// first scenario. `plan::tests` runs cucumber to hold it to that; the harness refuses to set
+/// up any other scenario while the upgrade is still to come.
+pub fn upgrade_first(features: Vec<Feature>) -> Vec<Feature> {
+    let tag = crate::options::KUEUE_UPGRADE_TAG;
+    let upgrades = |f: &Feature| f.scenarios.iter().any(|s| has_tag(f, None, s, tag));
+    let (mut last, mut ordered): (Vec<Feature>, Vec<Feature>) =
+        features.into_iter().partition(|f| upgrades(f));
+    for feature in &mut last {
+        let (mut first, rest): (Vec<Scenario>, Vec<Scenario>) =
+            std::mem::take(&mut feature.scenarios)
+                .into_iter()
+                .partition(|s| has_tag(feature, None, s, tag));
+        first.extend(rest);
+        feature.scenarios = first;
+    }
+    ordered.append(&mut last);
+    ordered
 }
 
 #[cfg(test)]
@@ -157,6 +203,72 @@ mod tests {
                 *want,
                 "{tags:?} {filters:?}"
             );
+        }
+    }
+
+    #[test]
+    fn a_plan_knows_whether_it_selects_a_tag() {
+        assert!(plan(None, &[]).selects_tagged("serial"));
+        assert!(plan(None, &[]).selects_tagged("kueue"));
+        assert!(!plan(None, &["Running"]).selects_tagged("kueue"));
+        assert!(!plan(None, &[]).selects_tagged("kueue-upgrade"));
+    }
+
+    mod order {
+        use std::sync::Mutex;
+
+        use cucumber::{World as _, WriterExt as _, given, writer};
+        use futures::FutureExt as _;
+
+        use super::*;
+
+        pub static STARTED: Mutex<Vec<String>> = Mutex::new(Vec::new());
+
+        #[derive(Debug, Default, cucumber::World)]
+        pub struct OrderWorld;
+
+        #[given(regex = r"^a step$")]
+        async fn a_step(_: &mut OrderWorld) {}
+
+        fn feature(name: &str, text: &str) -> Feature {
+            parse_text(Path::new(name), text).unwrap()
+        }
+
+        /// cucumber itself, with the features in the order the built-in ones come: the
+        /// upgrade scenario starts first although other `@serial` scenarios come before and
+        /// after it.
+        #[tokio::test]
+        async fn cucumber_starts_the_upgrade_scenario_before_any_other() {
+            let features = vec![
+                feature(
+                    "a.feature",
+                    "Feature: A\n  Scenario: a1\n    Given a step\n  @serial\n  Scenario: a2\n    Given a step\n",
+                ),
+                feature(
+                    "k.feature",
+                    "Feature: K\n  Scenario: k1\n    Given a step\n  @serial\n  Scenario: k2\n    Given a step\n  @serial @kueue-upgrade\n  Scenario: upgrade\n    Given a step\n",
+                ),
+                feature(
+                    "r.feature",
+                    "@serial\nFeature: R\n  Scenario: r1\n    Given a step\n  Scenario: r2\n    Given a step\n",
+                ),
+            ];
+            OrderWorld::cucumber::<std::path::PathBuf>()
+                .with_parser(Prepared)
+                .max_concurrent_scenarios(4)
+                .before(|_, _, scenario, _| {
+                    STARTED.lock().unwrap().push(scenario.name.clone());
+                    async {}.boxed_local()
+                })
+                .with_writer(
+                    writer::Basic::raw(std::io::sink(), writer::Coloring::Never, 0).normalized(),
+                )
+                .with_default_cli()
+                .run(features)
+                .await;
+            let started = STARTED.lock().unwrap().clone();
+            assert_eq!(started.len(), 7, "{started:?}");
+            assert_eq!(started[0], "upgrade", "{started:?}");
         }
     }
 

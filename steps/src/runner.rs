@@ -21,6 +21,7 @@ const FLAGS: &[&str] = &[
     "--controller-command",
     "--appwrapper-version",
     "--kueue-version",
+    "--kueue-upgrade-from",
     "--report-dir",
     "--junit",
     "--features",
@@ -51,6 +52,12 @@ pub fn parse_args(
             "--appwrapper-version" => reference_version = Some(value(&arg)?),
             "--kueue-version" => {
                 options.kueue = clusters::kueue::KueueSource::release(&value(&arg)?)?
+            }
+            "--kueue-upgrade-from" => {
+                options.kueue_upgrade_from = Some(crate::options::parse_upgrade_from(
+                    "--kueue-upgrade-from",
+                    &value(&arg)?,
+                )?)
             }
             "--report-dir" => options.report_dir = PathBuf::from(value(&arg)?),
             "--junit" => options.junit = Some(PathBuf::from(value(&arg)?)),
@@ -85,6 +92,7 @@ pub fn parse_args(
     if extra_features.is_some() || only_features.is_some() {
         options.features = FeatureSet::from_dirs(extra_features, only_features)?;
     }
+    options.kueue_upgrade()?;
     Ok(options)
 }
 
@@ -235,6 +243,39 @@ mod tests {
         );
         let all = Plan::prepare(&SuiteOptions::default()).unwrap();
         assert!(all.selected().len() > 80, "{}", all.selected().len());
+    }
+
+    #[test]
+    fn the_upgrade_start_comes_from_the_command_line_and_must_be_older() {
+        let options = parse_args(
+            SuiteOptions::default(),
+            args(&["--kueue-upgrade-from", "v0.17.8"]),
+        )
+        .unwrap();
+        assert_eq!(
+            options.kueue_upgrade_from,
+            Some(clusters::kueue::KueueVersion(0, 17, 8))
+        );
+        let table: &[(&[&str], &str)] = &[
+            (
+                &["--kueue-upgrade-from", "main"],
+                "--kueue-upgrade-from: \"main\" is not a Kueue version",
+            ),
+            (
+                &[
+                    "--kueue-version",
+                    "v0.19.2",
+                    "--kueue-upgrade-from",
+                    "v0.19.2",
+                ],
+                "not older than the Kueue under test v0.19.2",
+            ),
+            (&["--kueue-upgrade-from"], "needs a value"),
+        ];
+        for (list, want) in table {
+            let e = parse_args(SuiteOptions::default(), args(list)).unwrap_err();
+            assert!(e.contains(want), "{list:?}: {e}");
+        }
     }
 
     #[test]

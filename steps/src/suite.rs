@@ -9,10 +9,10 @@ use cucumber::{World as _, WriterExt as _, writer};
 use futures::FutureExt as _;
 
 use crate::environment::Environment;
-use crate::harness::{self, Harness};
+use crate::harness::{self, Harness, PendingUpgrade};
 use crate::hooks;
 use crate::monitor::Monitor;
-use crate::options::{ControllerMode, SuiteOptions, Summary};
+use crate::options::{ControllerMode, KUEUE_UPGRADE_TAG, KueueUpgrade, SuiteOptions, Summary};
 use crate::plan::{Plan, Prepared};
 use crate::report::gherkin::ScenarioText;
 use crate::report::{self, Report, Skipped, Status};
@@ -31,10 +31,18 @@ pub async fn run_suite(options: SuiteOptions) -> anyhow::Result<Summary> {
 /// Runs a plan [`Plan::prepare`] made from the same `options`.
 pub async fn run_plan(options: SuiteOptions, plan: Plan) -> anyhow::Result<Summary> {
     let started = Instant::now();
+    let upgrade = options.kueue_upgrade().map_err(anyhow::Error::msg)?;
+    let kueue_from = match &upgrade {
+        KueueUpgrade::From { from, .. } if plan.selects_tagged(KUEUE_UPGRADE_TAG) => Some(*from),
+        _ => None,
+    };
     std::fs::create_dir_all(&options.report_dir)
         .with_context(|| format!("creating {}", options.report_dir.display()))?;
+    if let Some(from) = kueue_from {
+        build_upgrade_releases(from, &options.kueue).await?;
+    }
 
-    let environment = Environment::up(&options).await?;
+    let environment = Environment::up(&options, kueue_from).await?;
     let monitor = Monitor::start(environment.watch_client.clone(), Duration::from_secs(60)).await?;
     println!(
         "awconf: cluster ready after {:.0}s; controller under test: {}",
@@ -51,21 +59,29 @@ pub async fn run_plan(options: SuiteOptions, plan: Plan) -> anyhow::Result<Summa
         webhook_server,
         restore,
         capabilities,
+        kueue,
         keep,
     } = environment;
-    let harness = Arc::new(Harness::new(
-        options.clone(),
-        client,
-        watch_client,
-        kubeconfig,
-        kueue_log,
-        controller,
-        monitor,
-        capabilities,
-        crate::logging::current(),
-    ));
+    let pending = match (kueue_from, kueue) {
+        (Some(from), Some(kueue)) => Some(PendingUpgrade::new(from, options.kueue.clone(), kueue)),
+        _ => None,
+    };
+    let harness = Arc::new(
+        Harness::new(
+            options.clone(),
+            client,
+            watch_client,
+            kubeconfig,
+            kueue_log,
+            controller,
+            monitor,
+            capabilities,
+            crate::logging::current(),
+        )
+        .with_kueue_upgrade(pending),
+    );
     harness::install(Arc::clone(&harness));
-    let run = run_features(&harness, plan).await;
+    let run = run_features(&harness, plan, upgrade).await;
     harness::uninstall();
     Environment::down(
         &harness.controller,
@@ -80,8 +96,33 @@ pub async fn run_plan(options: SuiteOptions, plan: Plan) -> anyhow::Result<Summa
     summarize(&harness, started.elapsed())
 }
 
+/// Both ends of the upgrade, built before anything starts (later runs find them cached): a
+/// release that does not build stops the run here, and the upgrade scenario waits for no
+/// build while Kueue is down.
+async fn build_upgrade_releases(
+    from: clusters::kueue::KueueVersion,
+    to: &clusters::kueue::KueueSource,
+) -> anyhow::Result<()> {
+    println!(
+        "awconf: the upgrade scenario runs Kueue {from}, then upgrades it to {} (built on first use)",
+        to.label()
+    );
+    let releases = [clusters::kueue::KueueSource::Release(from), to.clone()];
+    tokio::task::spawn_blocking(move || {
+        let cache = clusters::toolchain::cache_dir();
+        for release in &releases {
+            release
+                .materialize(&cache)
+                .with_context(|| format!("building Kueue {}", release.label()))?;
+        }
+        anyhow::Ok(())
+    })
+    .await
+    .context("the Kueue build task failed")?
+}
+
 /// Runs cucumber over the plan's features.
-async fn run_features(h: &Harness, plan: Plan) -> anyhow::Result<()> {
+async fn run_features(h: &Harness, plan: Plan, upgrade: KueueUpgrade) -> anyhow::Result<()> {
     let o = &h.options;
     let json_path = o.report_dir.join("cucumber.json");
     let json = std::fs::File::create(&json_path)
@@ -127,7 +168,7 @@ async fn run_features(h: &Harness, plan: Plan) -> anyhow::Result<()> {
                 .iter()
                 .chain(rule.iter().flat_map(|r| r.tags.iter()))
                 .chain(scenario.tags.iter());
-            match exclusion(&mode, &capabilities, tags) {
+            match exclusion(&mode, &capabilities, &upgrade, tags) {
                 Some(reason) => {
                     if let Ok(mut list) = excluded.lock() {
                         list.push(Skipped {
@@ -148,10 +189,12 @@ async fn run_features(h: &Harness, plan: Plan) -> anyhow::Result<()> {
 
 /// Why a scenario does not run here, if it does not: `@extension` scenarios specify where our
 /// controller deliberately goes beyond the reference operator; `@serial` ones stop and kill
-/// the controller; `@gpu` ones need nodes that advertise `nvidia.com/gpu`.
+/// the controller; `@gpu` ones need nodes that advertise `nvidia.com/gpu`; `@kueue-upgrade`
+/// ones need a Kueue the run can upgrade in place.
 pub fn exclusion<'a>(
     mode: &ControllerMode,
     capabilities: &Capabilities,
+    upgrade: &KueueUpgrade,
     tags: impl Iterator<Item = &'a String>,
 ) -> Option<String> {
     let tags: Vec<&String> = tags.collect();
@@ -163,6 +206,11 @@ pub fn exclusion<'a>(
     }
     if has("serial") && !capabilities.restartable_control_plane {
         return Some("@serial: needs a controller the harness can stop and restart".into());
+    }
+    if has(KUEUE_UPGRADE_TAG)
+        && let KueueUpgrade::Impossible(reason) = upgrade
+    {
+        return Some(reason.clone());
     }
     if has("gpu") && !capabilities.fake_gpu_nodes {
         return Some(
@@ -265,9 +313,10 @@ mod tests {
             fake_gpu_nodes: true,
             restartable_control_plane: true,
         };
-        assert!(exclusion(&reference, &all, tags.iter()).is_some());
-        assert!(exclusion(&ControllerMode::Embedded, &all, tags.iter()).is_none());
-        assert!(exclusion(&reference, &all, tags[..1].iter()).is_none());
+        let up = upgrade();
+        assert!(exclusion(&reference, &all, &up, tags.iter()).is_some());
+        assert!(exclusion(&ControllerMode::Embedded, &all, &up, tags.iter()).is_none());
+        assert!(exclusion(&reference, &all, &up, tags[..1].iter()).is_none());
     }
 
     #[test]
@@ -275,10 +324,37 @@ mod tests {
         let tag = |t: &str| vec![t.to_string()];
         let none = Capabilities::default();
         let cases = [("serial", "stop and restart"), ("gpu", "nvidia.com/gpu")];
+        let up = upgrade();
         for (t, why) in cases {
-            let reason = exclusion(&ControllerMode::Embedded, &none, tag(t).iter()).unwrap();
+            let reason = exclusion(&ControllerMode::Embedded, &none, &up, tag(t).iter()).unwrap();
             assert!(reason.contains(why), "{t}: {reason}");
         }
-        assert!(exclusion(&ControllerMode::Embedded, &none, tag("kueue").iter()).is_none());
+        assert!(exclusion(&ControllerMode::Embedded, &none, &up, tag("kueue").iter()).is_none());
+    }
+
+    fn upgrade() -> KueueUpgrade {
+        KueueUpgrade::From {
+            from: clusters::kueue::KueueVersion(0, 18, 4),
+            to: clusters::kueue::KueueVersion(0, 19, 2),
+        }
+    }
+
+    #[test]
+    fn the_upgrade_scenario_is_skipped_where_no_upgrade_can_happen() {
+        let all = Capabilities {
+            simulated_pod_outcomes: true,
+            fake_gpu_nodes: true,
+            restartable_control_plane: true,
+        };
+        let tags = ["serial".to_string(), KUEUE_UPGRADE_TAG.to_string()];
+        let embedded = ControllerMode::Embedded;
+        assert_eq!(exclusion(&embedded, &all, &upgrade(), tags.iter()), None);
+        let why =
+            KueueUpgrade::Impossible("@kueue-upgrade: Kueue runs inside the kind cluster".into());
+        assert_eq!(
+            exclusion(&embedded, &all, &why, tags.iter()).as_deref(),
+            Some("@kueue-upgrade: Kueue runs inside the kind cluster")
+        );
+        assert_eq!(exclusion(&embedded, &all, &why, tags[..1].iter()), None);
     }
 }

@@ -70,6 +70,10 @@ pub struct AwWorld {
     pub guard: Option<SerialGuard>,
     /// The outcome of the last `I try to ...` step.
     pub attempt: Option<Attempt>,
+    /// The scenario upgrades Kueue in place (`@kueue-upgrade`).
+    pub upgrades_kueue: bool,
+    /// The pods of each submitted AppWrapper (name and uid) just before Kueue was upgraded.
+    pub pods_before_upgrade: BTreeMap<String, Vec<(String, String)>>,
 }
 
 /// What the API server answered to a creation or update the scenario tried.
@@ -114,20 +118,25 @@ impl AwWorld {
             marks: LogMarks::default(),
             guard: None,
             attempt: None,
+            upgrades_kueue: false,
+            pods_before_upgrade: BTreeMap::new(),
         })
     }
 
     /// Before the first step: take the serial lock, then create the namespace, the
-    /// ClusterQueue and the LocalQueue.
+    /// ClusterQueue and the LocalQueue. While Kueue still runs the release the upgrade
+    /// scenario starts from, no other scenario may begin.
     pub async fn setup(
         &mut self,
         feature: &str,
         scenario: &str,
         serial: bool,
+        upgrades_kueue: bool,
     ) -> anyhow::Result<()> {
         self.feature = feature.to_string();
         self.scenario = scenario.to_string();
         self.serial = serial;
+        self.upgrades_kueue = upgrades_kueue;
         let lock = Arc::clone(&self.h.serial);
         self.guard = Some(if serial {
             SerialGuard {
@@ -140,6 +149,15 @@ impl AwWorld {
                 _exclusive: None,
             }
         });
+        if let Some(pending) = self.h.kueue_upgrade_pending()
+            && !upgrades_kueue
+        {
+            anyhow::bail!(
+                "Kueue still runs {}, the release the @kueue-upgrade scenario upgrades from; that \
+                 scenario must run before any other, and has not (plan::upgrade_first orders it)",
+                pending.from
+            );
+        }
         self.started = Instant::now();
         self.started_at = chrono::Utc::now();
         self.marks = LogMarks::take(&self.h.log_files().await);

@@ -13,7 +13,10 @@ use crate::options::{ControllerMode, SuiteOptions};
 use crate::reference;
 use crate::webhook::WebhookEndpoint;
 
-pub async fn up(options: &SuiteOptions) -> anyhow::Result<Environment> {
+pub async fn up(
+    options: &SuiteOptions,
+    kueue_from: Option<clusters::kueue::KueueVersion>,
+) -> anyhow::Result<Environment> {
     if options.controller.in_cluster() {
         anyhow::bail!(
             "--controller in-cluster runs the controller as a pod; the local cluster has no node \
@@ -22,17 +25,29 @@ pub async fn up(options: &SuiteOptions) -> anyhow::Result<Environment> {
              --install kueue,kwok"
         );
     }
-    let source = options.kueue.clone();
-    println!(
-        "awconf: bringing up the embedded cluster with Kueue {} (built on first use)",
-        source.label()
-    );
+    let source = match kueue_from {
+        Some(from) => clusters::kueue::KueueSource::Release(from),
+        None => options.kueue.clone(),
+    };
+    match kueue_from {
+        Some(from) => println!(
+            "awconf: bringing up the embedded cluster with Kueue {from}, which the upgrade \
+             scenario replaces with Kueue {} before any other scenario runs",
+            options.kueue.label()
+        ),
+        None => println!(
+            "awconf: bringing up the embedded cluster with Kueue {} (built on first use)",
+            source.label()
+        ),
+    }
     let (cluster, kueue) = tokio::task::spawn_blocking(move || clusters::kueue::shared(&source))
         .await
         .context("the cluster start-up task failed")?
         .map_err(anyhow::Error::msg)?;
     let kueue_log = kueue.lock().await.log_path();
-    on_cluster(options, cluster, kueue_log).await
+    let mut environment = on_cluster(options, cluster, kueue_log).await?;
+    environment.kueue = Some(kueue);
+    Ok(environment)
 }
 
 /// The controller under test on `cluster`, whose Kueue is already up and logs to `kueue_log`.
@@ -54,6 +69,7 @@ pub async fn on_cluster(
         webhook_server,
         restore: None,
         capabilities: cluster.capabilities(),
+        kueue: None,
         keep: Vec::new(),
     })
 }

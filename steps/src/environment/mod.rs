@@ -31,15 +31,21 @@ pub struct Environment {
     /// What the run changed on an installed controller, put back at the end.
     pub restore: Option<installed::Restore>,
     pub capabilities: clusters::Capabilities,
+    /// Kueue as a process of the run (the local cluster's), which steps may upgrade.
+    pub kueue: Option<&'static tokio::sync::Mutex<clusters::kueue::Kueue>>,
     /// Kept for the run and released after it: a created cluster, followed logs.
     pub keep: Vec<Box<dyn std::any::Any + Send + Sync>>,
 }
 
 impl Environment {
-    /// Brings up what `options` asks for.
-    pub async fn up(options: &SuiteOptions) -> anyhow::Result<Self> {
+    /// Brings up what `options` asks for. With `kueue_from`, the local cluster's Kueue starts
+    /// at that release instead of the Kueue under test (for the upgrade scenario).
+    pub async fn up(
+        options: &SuiteOptions,
+        kueue_from: Option<clusters::kueue::KueueVersion>,
+    ) -> anyhow::Result<Self> {
         let environment = match &options.cluster {
-            ClusterChoice::Local => local::up(options).await?,
+            ClusterChoice::Local => local::up(options, kueue_from).await?,
             _ => remote::up(options).await?,
         };
         apply_flavor(&environment.client).await?;

@@ -144,6 +144,7 @@ pub async fn up(options: &SuiteOptions) -> anyhow::Result<Environment> {
             // Its Deployment is scaled down and up.
             restartable_control_plane: true,
         },
+        kueue: None,
         keep: vec![
             reached.keep,
             Box::new(kueue_logs),

@@ -4,6 +4,7 @@ mod cluster;
 mod feature_set;
 mod mode;
 mod summary;
+mod upgrade;
 
 use std::path::{Path, PathBuf};
 
@@ -11,6 +12,7 @@ pub use cluster::ClusterChoice;
 pub use feature_set::FeatureSet;
 pub use mode::ControllerMode;
 pub use summary::Summary;
+pub use upgrade::{KueueUpgrade, TAG as KUEUE_UPGRADE_TAG, parse_upgrade_from};
 
 /// Options of [`crate::run_suite`].
 #[derive(Clone, Debug)]
@@ -19,6 +21,9 @@ pub struct SuiteOptions {
     pub controller: ControllerMode,
     /// The Kueue under test: a release tag such as `v0.19.2`, a checkout or a binary.
     pub kueue: clusters::kueue::KueueSource,
+    /// The release the `@kueue-upgrade` scenario upgrades Kueue from; `None`: the newest
+    /// pinned release older than `kueue` (see [`SuiteOptions::kueue_upgrade`]).
+    pub kueue_upgrade_from: Option<clusters::kueue::KueueVersion>,
     /// A cucumber tag expression (`@kueue and not @serial`); `None` runs everything.
     pub tags: Option<String>,
     /// Substrings of `feature: scenario`; a scenario runs when it contains any of them (all
@@ -46,6 +51,7 @@ impl Default for SuiteOptions {
             // An unparsable AWCONF_KUEUE_VERSION is reported by `from_env`.
             kueue: clusters::kueue::test_source()
                 .unwrap_or_else(|_| clusters::kueue::KueueSource::pinned()),
+            kueue_upgrade_from: None,
             tags: None,
             filters: Vec::new(),
             features: FeatureSet::BuiltIn,
@@ -63,7 +69,8 @@ impl SuiteOptions {
     /// The defaults, overridden by `AWCONF_CONTROLLER` (embedded|process|external|reference),
     /// `AWCONF_APPWRAPPER_VERSION` (the reference operator's version),
     /// `AWCONF_CONTROLLER_COMMAND`, `AWCONF_CONTROLLER_BIN`, `AWCONF_KUEUE_VERSION`,
-    /// `AWCONF_KUEUE_SOURCE` (a Kueue checkout),
+    /// `AWCONF_KUEUE_SOURCE` (a Kueue checkout), `AWCONF_KUEUE_UPGRADE_FROM` (the release the
+    /// upgrade scenario starts from),
     /// `AWCONF_TAGS`, `AWCONF_FEATURES` (a directory added to the built-in features),
     /// `AWCONF_ONLY_FEATURES` (a directory run instead of them), `AWCONF_RETRIES`,
     /// `AWCONF_JUNIT`, `AWCONF_REPORT_DIR`, `AWCONF_KEEP_ON_FAILURE` (1/true),
@@ -100,6 +107,9 @@ impl SuiteOptions {
         }
         if let Some(dir) = var("AWCONF_KUEUE_SOURCE") {
             options.kueue = clusters::kueue::KueueSource::Checkout(dir.into());
+        }
+        if let Some(v) = var("AWCONF_KUEUE_UPGRADE_FROM") {
+            options.kueue_upgrade_from = Some(parse_upgrade_from("AWCONF_KUEUE_UPGRADE_FROM", &v)?);
         }
         options.tags = var("AWCONF_TAGS");
         options.features = FeatureSet::from_dirs(
@@ -177,5 +187,17 @@ mod tests {
             let e = from(vars).unwrap_err();
             assert!(e.contains(want), "{e}");
         }
+    }
+
+    #[test]
+    fn the_upgrade_start_comes_from_the_environment() {
+        assert_eq!(from(&[]).unwrap().kueue_upgrade_from, None);
+        let options = from(&[("AWCONF_KUEUE_UPGRADE_FROM", "v0.17.8")]).unwrap();
+        assert_eq!(
+            options.kueue_upgrade_from,
+            Some(clusters::kueue::KueueVersion(0, 17, 8))
+        );
+        let e = from(&[("AWCONF_KUEUE_UPGRADE_FROM", "latest")]).unwrap_err();
+        assert!(e.starts_with("AWCONF_KUEUE_UPGRADE_FROM: "), "{e}");
     }
 }

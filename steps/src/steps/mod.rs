@@ -27,7 +27,9 @@
 //!   wrapped Job is deleted`; `S's spec.suspend is set to true|false`; `S's annotation "k" is
 //!   set to "v"`; `Kueue deactivates|reactivates S's workload`; `the node of S's pod is
 //!   labelled "k=v" | gets a NoExecute taint "k" | becomes NotReady`; `the controller is
-//!   stopped|killed|started again|restarted` (`@serial` scenarios only);
+//!   stopped|killed|started again|restarted` (`@serial` scenarios only); `Kueue runs the
+//!   release the upgrade starts from`, `Kueue is upgraded in place to the Kueue under test`
+//!   (`@serial @kueue-upgrade` scenarios only, see [`upgrade`]);
 //! - assert: `S reaches phase P within N seconds`; `S is in phase P`; `S stays P for N
 //!   seconds`; `S matches [within N seconds]:` (partial YAML, see [`crate::matcher`]);
 //!   `S keeps matching for N seconds:`; `S reaches phase P | matches between N and M seconds
@@ -42,7 +44,8 @@
 //!   on another node [within N seconds]`; `S's workload matches [within N seconds]:`; `S's workload is the only one in
 //!   the namespace`; `the
 //!   ClusterQueue has N admitted workloads [within N seconds]`; `the monitor saw S go from P
-//!   to Q` (an edge seen directly);
+//!   to Q` (an edge seen directly); `the monitor saw S never leave P` (once it reached P);
+//!   `S's pods are the ones it had before the upgrade`;
 //! - admission (see [`webhook`]): `I try to create S` / `"user" tries to create S`; `I try to
 //!   set S's <field path> to <YAML value>`; `a user "u" who may create Pods but not
 //!   Deployments`; `S is refused with "message" at "field path"`; `S is accepted`.
@@ -57,6 +60,7 @@ pub mod nodes;
 pub mod objects;
 pub mod pods;
 pub mod subject;
+pub mod upgrade;
 pub mod webhook;
 pub mod windows;
 

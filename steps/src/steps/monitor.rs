@@ -52,3 +52,31 @@ async fn saw_edge(
     )
     .await
 }
+
+/// Once it reached `phase`, the monitor saw no change out of it, seen directly or inferred
+/// across a re-list of its watch.
+#[then(regex = r#"^the monitor saw (it|the AppWrapper(?: "[^"]+")?) never leave (\w+)$"#)]
+async fn never_left(w: &mut AwWorld, subject: Subject, phase_name: String) -> anyhow::Result<()> {
+    let name = w.select(&subject)?;
+    let held = phase(&phase_name)?;
+    let transitions: Vec<_> =
+        w.h.monitor
+            .transitions_in(&w.ns)
+            .into_iter()
+            .filter(|t| t.name == name)
+            .collect();
+    let Some(reached) = transitions.iter().position(|t| t.to == held) else {
+        anyhow::bail!(
+            "the monitor never saw {name} reach {held}; {}",
+            seen(w, &name)
+        );
+    };
+    if let Some(left) = transitions[reached..].iter().find(|t| t.from == held) {
+        anyhow::bail!(
+            "{name} left {held}: {}; {}",
+            left.describe(),
+            seen(w, &name)
+        );
+    }
+    Ok(())
+}

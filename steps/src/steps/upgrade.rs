@@ -1,0 +1,123 @@
+//! Upgrading Kueue in place (`@kueue-upgrade` scenarios, which are `@serial`): the run started
+//! Kueue at an older release, and the scenario replaces it with the Kueue under test while
+//! the cluster keeps every object.
+
+use std::time::Instant;
+
+use anyhow::Context as _;
+use cucumber::{given, then, when};
+
+use super::subject::Subject;
+use crate::harness::PendingUpgrade;
+use crate::kube_util;
+use crate::world::AwWorld;
+
+fn pending(w: &AwWorld) -> anyhow::Result<&PendingUpgrade> {
+    anyhow::ensure!(
+        w.upgrades_kueue && w.serial,
+        "a scenario that upgrades Kueue must be tagged @serial @{}",
+        crate::options::KUEUE_UPGRADE_TAG
+    );
+    let upgrade =
+        w.h.kueue_upgrade
+            .as_ref()
+            .context("this run did not start Kueue at an older release to upgrade from")?;
+    anyhow::ensure!(
+        !upgrade.done(),
+        "Kueue was already upgraded to {}",
+        upgrade.to.label()
+    );
+    Ok(upgrade)
+}
+
+#[given(regex = r"^Kueue runs the release the upgrade starts from$")]
+async fn runs_the_old_release(w: &mut AwWorld) -> anyhow::Result<()> {
+    let upgrade = pending(w)?;
+    let running = upgrade.running().await;
+    let from = clusters::kueue::KueueSource::Release(upgrade.from);
+    anyhow::ensure!(
+        running == from,
+        "Kueue runs {}, not {from:?}",
+        running.label()
+    );
+    let note = format!(
+        "Kueue runs {}; the upgrade goes to {}",
+        upgrade.from,
+        upgrade.to.label()
+    );
+    w.note(note);
+    Ok(())
+}
+
+/// Notes the pods of every submitted AppWrapper first, for `its pods are the ones it had
+/// before the upgrade`.
+#[when(regex = r"^Kueue is upgraded in place to the Kueue under test$")]
+async fn upgraded(w: &mut AwWorld) -> anyhow::Result<()> {
+    pending(w)?;
+    for name in w.submitted.clone() {
+        let pods = kube_util::pods_of(&w.client, &w.ns, &name).await?;
+        let pods = pods
+            .iter()
+            .map(|p| {
+                let meta = &p.metadata;
+                (
+                    meta.name.clone().unwrap_or_default(),
+                    meta.uid.clone().unwrap_or_default(),
+                )
+            })
+            .collect();
+        w.pods_before_upgrade.insert(name, pods);
+    }
+    let started = Instant::now();
+    let upgrade = pending(w)?;
+    let (from, to) = (upgrade.from, upgrade.to.label());
+    upgrade.upgrade().await?;
+    w.note(format!(
+        "Kueue upgraded in place from {from} to {to} in {:.1}s (stopped, new CRDs applied, \
+         started, webhooks answering)",
+        started.elapsed().as_secs_f64()
+    ));
+    Ok(())
+}
+
+/// The same pods (names and uids) as just before the upgrade, none of them being deleted and
+/// none added.
+#[then(
+    regex = r#"^(its|the AppWrapper(?: "[^"]+")?'s) pods are the ones it had before the upgrade$"#
+)]
+async fn same_pods(w: &mut AwWorld, subject: Subject) -> anyhow::Result<()> {
+    let name = w.select(&subject)?;
+    let before = w
+        .pods_before_upgrade
+        .get(&name)
+        .with_context(|| format!("{name} was not submitted before Kueue was upgraded"))?;
+    anyhow::ensure!(!before.is_empty(), "{name} had no pods before the upgrade");
+    let pods = kube_util::pods_of(&w.client, &w.ns, &name).await?;
+    let mut now: Vec<(String, String)> = pods
+        .iter()
+        .map(|p| {
+            let meta = &p.metadata;
+            (
+                meta.name.clone().unwrap_or_default(),
+                meta.uid.clone().unwrap_or_default(),
+            )
+        })
+        .collect();
+    let mut before = before.clone();
+    before.sort();
+    now.sort();
+    anyhow::ensure!(
+        now == before,
+        "the pods of {name} changed with the upgrade: before {before:?}, now {now:?}"
+    );
+    let deleting: Vec<&str> = pods
+        .iter()
+        .filter(|p| p.metadata.deletion_timestamp.is_some())
+        .filter_map(|p| p.metadata.name.as_deref())
+        .collect();
+    anyhow::ensure!(
+        deleting.is_empty(),
+        "pods of {name} are being deleted: {deleting:?}"
+    );
+    Ok(())
+}
