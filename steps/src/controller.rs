@@ -75,6 +75,9 @@ impl ControllerUnderTest {
         let text = serde_saphyr::to_string(&config).context("rendering the controller config")?;
         std::fs::write(&config_path, text)
             .with_context(|| format!("writing {}", config_path.display()))?;
+        if let ControllerMode::External { .. } = mode {
+            write_operator_config(&config, &operator_config_path(report_dir))?;
+        }
         Ok(ControllerUnderTest {
             mode,
             config,
@@ -214,14 +217,24 @@ impl ControllerUnderTest {
                 Running::InCluster
             }
             ControllerMode::External { command } => {
+                let operator_config = self
+                    .config_path
+                    .parent()
+                    .map(operator_config_path)
+                    .unwrap_or_default();
                 let command = command
                     .replace("{kubeconfig}", &self.kubeconfig.display().to_string())
-                    .replace("{config}", &self.config_path.display().to_string());
+                    .replace("{config}", &self.config_path.display().to_string())
+                    .replace("{operator-config}", &operator_config.display().to_string());
                 let envs = [
                     ("KUBECONFIG", self.kubeconfig.display().to_string()),
                     (
                         "AWCONF_CONTROLLER_CONFIG",
                         self.config_path.display().to_string(),
+                    ),
+                    (
+                        "AWCONF_OPERATOR_CONFIG",
+                        operator_config.display().to_string(),
                     ),
                     ("NO_COLOR", "1".to_string()),
                 ];
@@ -287,6 +300,32 @@ impl ControllerUnderTest {
     }
 }
 
+/// Where an external controller finds the suite's settings in the reference operator's own
+/// format (`{operator-config}`).
+pub fn operator_config_path(report_dir: &Path) -> PathBuf {
+    report_dir.join("operator-config.yaml")
+}
+
+/// `config.yaml` for the ConfigMap `appwrapper-operator-config` of a controller built from
+/// the reference operator's source and run as an external command: the suite's settings,
+/// with its webhooks off (the run registers none for an external controller).
+fn write_operator_config(config: &Config, path: &Path) -> anyhow::Result<()> {
+    let cert_dir = path.with_file_name("operator-certs");
+    let mut value = crate::operator_config::operator_config(
+        config,
+        &crate::operator_config::Placement::Beside {
+            cert_dir: &cert_dir,
+            namespace: EXTERNAL_OPERATOR_NAMESPACE,
+        },
+    )?;
+    value["webhooksEnabled"] = serde_json::json!(false);
+    std::fs::write(path, crate::yaml::render(&value))
+        .with_context(|| format!("writing {}", path.display()))
+}
+
+/// The namespace the operator config of an external controller names (its `NAMESPACE`).
+pub const EXTERNAL_OPERATOR_NAMESPACE: &str = "awconf-operator";
+
 /// `appwrapper-controller` beside the running executable (`target/debug/` or, for a test,
 /// its parent).
 pub fn find_binary() -> anyhow::Result<PathBuf> {
@@ -316,6 +355,26 @@ pub fn find_binary() -> anyhow::Result<PathBuf> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn an_external_controller_gets_the_suite_settings_in_the_operator_format() {
+        let dir = tempfile::tempdir().unwrap();
+        let mode = ControllerMode::External {
+            command: "manager".into(),
+        };
+        ControllerUnderTest::new(mode, suite_config(), Path::new("/k"), dir.path()).unwrap();
+        let text = std::fs::read_to_string(operator_config_path(dir.path())).unwrap();
+        let value: serde_json::Value = serde_saphyr::from_str(&text).unwrap();
+        assert_eq!(value["webhooksEnabled"], serde_json::json!(false));
+        assert_eq!(
+            value["appwrapper"]["faultTolerance"]["admissionGracePeriod"],
+            serde_json::json!(20_000_000_000u64)
+        );
+        assert_eq!(
+            value["certManagement"]["namespace"],
+            serde_json::json!(EXTERNAL_OPERATOR_NAMESPACE)
+        );
+    }
 
     #[test]
     fn the_suite_config_is_valid_and_short() {
