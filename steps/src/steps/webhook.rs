@@ -5,6 +5,7 @@ use std::time::Duration;
 
 use anyhow::Context as _;
 use cucumber::{given, then, when};
+use k8s_openapi::api::authorization::v1::SubjectAccessReview;
 use k8s_openapi::api::rbac::v1::{Role, RoleBinding};
 use kube::api::{Api, DynamicObject, PostParams};
 use serde_json::{Value, json};
@@ -108,8 +109,50 @@ async fn limited_user(w: &mut AwWorld, user: String) -> anyhow::Result<()> {
         .create(&params, &binding)
         .await
         .context("binding the Role")?;
+    // The API server's RBAC authorizer learns of the binding from its informers, a moment
+    // after the create returns; the step is done when it answers as the Role says.
+    for resource in ["appwrappers", "pods"] {
+        let (client, ns, user) = (&w.client, w.ns.as_str(), user.as_str());
+        wait::eventually(
+            Duration::from_secs(30),
+            &format!("the API server to let {user} create {resource}"),
+            move || async move {
+                Ok(if may_create(client, ns, user, resource).await? {
+                    Check::Done(())
+                } else {
+                    Check::NotYet("not allowed yet".to_string())
+                })
+            },
+        )
+        .await?;
+    }
     w.note(format!("user {user} may create Pods but not Deployments"));
     Ok(())
+}
+
+async fn may_create(
+    client: &kube::Client,
+    ns: &str,
+    user: &str,
+    resource: &str,
+) -> anyhow::Result<bool> {
+    let group = if resource == "appwrappers" {
+        "workload.codeflare.dev"
+    } else {
+        ""
+    };
+    let review: SubjectAccessReview = serde_json::from_value(json!({
+        "spec": {
+            "user": user,
+            "groups": ["system:authenticated"],
+            "resourceAttributes": {"namespace": ns, "verb": "create", "group": group, "resource": resource},
+        },
+    }))?;
+    let answer = Api::<SubjectAccessReview>::all(client.clone())
+        .create(&PostParams::default(), &review)
+        .await
+        .context("asking the API server what the user may do")?;
+    Ok(answer.status.is_some_and(|s| s.allowed))
 }
 
 /// One step of a field path as the API server writes it: `a.b[0].c[some/key]`.
