@@ -31,6 +31,8 @@ pub struct Requests {
     pub by_client: Vec<(String, u64)>,
     /// By verb (`list`, `watch`, `patch`, ...), per client.
     pub verbs: BTreeMap<String, BTreeMap<String, u64>>,
+    /// By verb and resource (`get appwrappers`, `patch appwrappers/status`), per client.
+    pub resources: BTreeMap<String, BTreeMap<String, u64>>,
     /// Lines that were not audit events (a line cut short at the end of the log).
     pub unreadable: u64,
 }
@@ -41,6 +43,15 @@ impl Requests {
             .iter()
             .find(|(c, _)| c == client)
             .map_or(0, |(_, n)| *n)
+    }
+}
+
+/// `pods`, `appwrappers/status`; `?` for a request about no resource.
+fn resource_of(object: &Value) -> String {
+    let resource = object["resource"].as_str().unwrap_or("?");
+    match object["subresource"].as_str() {
+        Some(sub) => format!("{resource}/{sub}"),
+        None => resource.to_string(),
     }
 }
 
@@ -69,6 +80,12 @@ pub fn count<'a>(
         }
         let client = client_of(event["userAgent"].as_str().unwrap_or_default());
         let verb = event["verb"].as_str().unwrap_or("?").to_string();
+        *requests
+            .resources
+            .entry(client.clone())
+            .or_default()
+            .entry(format!("{verb} {}", resource_of(&event["objectRef"])))
+            .or_default() += 1;
         requests.total += 1;
         *clients.entry(client.clone()).or_default() += 1;
         *requests
@@ -111,6 +128,7 @@ mod tests {
         serde_json::json!({
             "kind": "Event", "stage": stage, "requestReceivedTimestamp": at,
             "userAgent": agent, "verb": verb,
+            "objectRef": {"resource": "appwrappers", "subresource": "status"},
         })
         .to_string()
     }
@@ -166,6 +184,7 @@ mod tests {
             vec![("kueue".to_string(), 2), ("awconf-bench".to_string(), 1)]
         );
         assert_eq!(counted.verbs["kueue"]["patch"], 1);
+        assert_eq!(counted.resources["kueue"]["patch appwrappers/status"], 1);
         assert_eq!(counted.of("kueue"), 2);
         assert_eq!(counted.of("nobody"), 0);
         assert_eq!(counted.unreadable, 1);

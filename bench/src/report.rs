@@ -302,6 +302,21 @@ pub fn details(r: &RunReport) -> Vec<String> {
         r.subject,
         clients.join(", ")
     ));
+    if let Some(client) = &r.controller_client
+        && let Some(resources) = r.requests.resources.get(client)
+    {
+        let mut counted: Vec<(&String, &u64)> = resources.iter().collect();
+        counted.sort_by(|a, b| b.1.cmp(a.1));
+        let shown: Vec<String> = counted
+            .iter()
+            .map(|(what, n)| format!("{n} {what}"))
+            .collect();
+        lines.push(format!(
+            "{}: the controller's requests: {}",
+            r.subject,
+            shown.join(", ")
+        ));
+    }
     for (what, list) in [
         ("not ended", &r.unfinished),
         ("ended otherwise than planned", &r.unexpected),
