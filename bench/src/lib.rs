@@ -194,6 +194,7 @@ async fn measure(
         nodes: settings.nodes(),
         seconds,
         to_running: Percentiles::of(&timeline.to_running()),
+        admitted_to_running: Percentiles::of(&timeline.admitted_to_running()),
         to_end: Percentiles::of(&timeline.to_end()),
         throughput: if seconds > 0.0 {
             tally.ended() as f64 / seconds

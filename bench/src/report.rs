@@ -20,6 +20,8 @@ pub struct RunReport {
     pub seconds: f64,
     /// Creation → first seen running, seconds.
     pub to_running: Option<Percentiles>,
+    /// Kueue's admission → first seen running, seconds.
+    pub admitted_to_running: Option<Percentiles>,
     /// Creation → succeeded, failed or (deleted as planned) gone, seconds.
     pub to_end: Option<Percentiles>,
     /// Workloads ended per second over [`RunReport::seconds`].
@@ -77,6 +79,21 @@ fn mib(bytes: u64) -> f64 {
 }
 
 const ROWS: &[Row] = &[
+    Row {
+        label: "admission→Running p50 (s)",
+        value: |r| r.admitted_to_running.map(|p| p.p50),
+        decimals: 2,
+    },
+    Row {
+        label: "admission→Running p99 (s)",
+        value: |r| r.admitted_to_running.map(|p| p.p99),
+        decimals: 2,
+    },
+    Row {
+        label: "admission→Running max (s)",
+        value: |r| r.admitted_to_running.map(|p| p.max),
+        decimals: 2,
+    },
     Row {
         label: "creation→Running p50 (s)",
         value: |r| r.to_running.map(|p| p.p50),
@@ -362,6 +379,7 @@ mod tests {
             nodes: 2,
             seconds: 10.0,
             to_running: Percentiles::of(&[p50]),
+            admitted_to_running: Percentiles::of(&[p50 / 10.0]),
             to_end: Percentiles::of(&[p50 * 2.0]),
             throughput: 0.2,
             tally: Tally::default(),

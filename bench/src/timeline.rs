@@ -17,6 +17,8 @@ pub enum End {
 /// One observed state of a workload.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct Observation {
+    /// Kueue has admitted it: `spec.suspend` is no longer true (Kueue omits a false one).
+    pub admitted: bool,
     pub running: bool,
     pub end: Option<End>,
     pub resets: i64,
@@ -28,6 +30,7 @@ impl Observation {
     pub fn of_appwrapper(aw: &Value) -> Observation {
         let phase = aw["status"]["phase"].as_str().unwrap_or_default();
         Observation {
+            admitted: aw["spec"]["suspend"] != true,
             running: matches!(phase, "Running" | "Succeeded"),
             end: match phase {
                 "Succeeded" => Some(End::Succeeded),
@@ -58,6 +61,7 @@ impl Observation {
         };
         let started = job["spec"]["suspend"] != true && !job["status"]["startTime"].is_null();
         Observation {
+            admitted: job["spec"]["suspend"] != true,
             running: started || end == Some(End::Succeeded),
             end,
             resets: 0,
@@ -68,6 +72,8 @@ impl Observation {
 #[derive(Clone, Debug, Default, PartialEq, Serialize)]
 pub struct Record {
     pub created: Option<f64>,
+    /// First seen admitted.
+    pub admitted: Option<f64>,
     pub running: Option<f64>,
     pub ended: Option<f64>,
     pub end: Option<End>,
@@ -122,6 +128,9 @@ impl Timeline {
         };
         let mut news = Vec::new();
         r.max_resets = r.max_resets.max(seen.resets);
+        if seen.admitted && r.admitted.is_none() && r.end.is_none() {
+            r.admitted = Some(at);
+        }
         if seen.running && r.running.is_none() && r.end.is_none() {
             r.running = Some(at);
             news.push(News::BecameRunning);
@@ -160,6 +169,14 @@ impl Timeline {
     /// Creation → ended (succeeded, failed or gone), of those that ended.
     pub fn to_end(&self) -> Vec<f64> {
         self.spans(|r| r.ended)
+    }
+
+    /// First seen admitted → first seen running, of those seen both.
+    pub fn admitted_to_running(&self) -> Vec<f64> {
+        self.records
+            .values()
+            .filter_map(|r| Some((r.running? - r.admitted?).max(0.0)))
+            .collect()
     }
 
     fn spans(&self, to: impl Fn(&Record) -> Option<f64>) -> Vec<f64> {
@@ -249,9 +266,17 @@ mod tests {
 
     fn seen(running: bool, end: Option<End>, resets: i64) -> Observation {
         Observation {
+            admitted: true,
             running,
             end,
             resets,
+        }
+    }
+
+    fn suspended(seen: Observation) -> Observation {
+        Observation {
+            admitted: false,
+            ..seen
         }
     }
 
@@ -259,6 +284,7 @@ mod tests {
     #[case(json!({}), seen(false, None, 0))]
     #[case(json!({"status": {"phase": "Suspended"}}), seen(false, None, 0))]
     #[case(json!({"status": {"phase": "Running"}}), seen(true, None, 0))]
+    #[case(json!({"spec": {"suspend": true}, "status": {"phase": "Suspended"}}), suspended(seen(false, None, 0)))]
     #[case(json!({"status": {"phase": "Resetting", "resettingCount": 1}}), seen(false, None, 1))]
     #[case(json!({"status": {"phase": "Succeeded"}}), seen(true, Some(End::Succeeded), 0))]
     #[case(json!({"status": {"phase": "Failed", "resettingCount": 1}}), seen(false, Some(End::Failed), 1))]
@@ -267,9 +293,9 @@ mod tests {
     }
 
     #[rstest]
-    #[case(json!({"spec": {"suspend": true}}), seen(false, None, 0))]
+    #[case(json!({"spec": {"suspend": true}}), suspended(seen(false, None, 0)))]
     #[case(json!({"spec": {"suspend": false}, "status": {"startTime": "t"}}), seen(true, None, 0))]
-    #[case(json!({"spec": {"suspend": true}, "status": {"startTime": "t"}}), seen(false, None, 0))]
+    #[case(json!({"spec": {"suspend": true}, "status": {"startTime": "t"}}), suspended(seen(false, None, 0)))]
     #[case(json!({"spec": {}, "status": {"startTime": "t", "conditions": [
         {"type": "Complete", "status": "True"}]}}), seen(true, Some(End::Succeeded), 0))]
     #[case(json!({"spec": {}, "status": {"conditions": [
@@ -285,7 +311,11 @@ mod tests {
         let mut t = Timeline::new(["a", "b", "c"]);
         t.created("a", 1.0);
         t.created("b", 1.5);
-        assert_eq!(t.observed("a", seen(false, None, 0), 1.2), vec![]);
+        assert_eq!(
+            t.observed("a", suspended(seen(false, None, 0)), 1.2),
+            vec![]
+        );
+        assert_eq!(t.observed("a", seen(false, None, 0), 2.0), vec![]);
         assert_eq!(
             t.observed("a", seen(true, None, 0), 3.0),
             vec![News::BecameRunning]
@@ -302,6 +332,7 @@ mod tests {
         assert_eq!(t.observed("zz", seen(true, None, 0), 1.0), vec![]);
         assert_eq!(t.to_running(), vec![2.0, 1.0]);
         assert_eq!(t.to_end(), vec![8.0, 5.0]);
+        assert_eq!(t.admitted_to_running(), vec![1.0, 0.0]);
         assert_eq!(t.records()["a"].max_resets, 1);
         assert!(!t.all_ended());
         assert_eq!(t.unfinished(), vec!["c".to_string()]);

@@ -95,6 +95,7 @@ mod tests {
     fn record(end: Option<End>, resets: i64) -> Record {
         Record {
             created: Some(0.0),
+            admitted: Some(0.5),
             running: Some(1.0),
             ended: end.map(|_| 2.0),
             end,
