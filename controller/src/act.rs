@@ -83,7 +83,12 @@ impl Actor<'_> {
         );
         let mut patched = true;
         if let Some(patch) = patch {
-            let body = json!({ "status": patch });
+            // Conditional on the version decided from: a decision made on an AppWrapper that has
+            // changed since fails with a conflict and is made again.
+            let body = json!({
+                "metadata": { "resourceVersion": aw.resource_version() },
+                "status": patch,
+            });
             match api
                 .patch_status(&name, &PatchParams::default(), &Patch::Merge(&body))
                 .await

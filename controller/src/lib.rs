@@ -3,6 +3,7 @@
 pub mod act;
 pub mod annotations;
 pub mod api;
+pub mod cache;
 pub mod certs;
 pub mod conditions;
 pub mod config;
@@ -19,6 +20,7 @@ pub mod metrics;
 pub mod namespace;
 pub mod node_health;
 pub mod observe;
+pub mod own_writes;
 pub mod podsets;
 pub mod resources;
 pub mod run;

@@ -7,9 +7,11 @@ use k8s_openapi::apimachinery::pkg::apis::meta::v1::OwnerReference;
 use kube::api::{Api, ListParams};
 use kube::runtime::reflector::{ObjectRef, Store};
 use kube::{Client, ResourceExt};
+use std::sync::Arc;
 
 use crate::api::condition::RESOURCES_DEPLOYED;
 use crate::api::{APPWRAPPER_LABEL, AppWrapper, AppWrapperComponentStatus, FINALIZER, Phase};
+use crate::cache::Caches;
 use crate::conditions;
 use crate::config::{AutopilotConfig, Config};
 use crate::decide::summary::count_failed_conditions;
@@ -28,6 +30,8 @@ pub struct Observer<'a> {
     pub config: &'a Config,
     /// Nodes, when the Autopilot node monitor runs.
     pub nodes: Option<&'a Store<Node>>,
+    /// What the watches have seen; `None` to read everything from the API server.
+    pub caches: Option<&'a Arc<Caches>>,
 }
 
 #[derive(Debug, thiserror::Error)]
@@ -82,15 +86,7 @@ impl Observer<'_> {
         }
 
         let pods = if deployed || deleting {
-            let api: Api<Pod> = Api::namespaced(self.client.clone(), &namespace);
-            let selector = format!("{APPWRAPPER_LABEL}={name}");
-            api.list(&ListParams::default().labels(&selector))
-                .await
-                .map_err(|source| ObserveError::Pods {
-                    name: name.clone(),
-                    source,
-                })?
-                .items
+            self.pods(&namespace, &name).await?
         } else {
             Vec::new()
         };
@@ -109,10 +105,26 @@ impl Observer<'_> {
             component_count,
             effective_pod_sets,
             components,
-            pods: pods.iter().map(pod_observation).collect(),
+            pods,
             no_execute_nodes,
             create_outcome: None,
         })
+    }
+
+    async fn pods(&self, namespace: &str, name: &str) -> Result<Vec<PodObservation>, ObserveError> {
+        if let Some(pods) = self.caches.and_then(|c| c.pods(namespace, name)) {
+            return Ok(pods);
+        }
+        let api: Api<Pod> = Api::namespaced(self.client.clone(), namespace);
+        let selector = format!("{APPWRAPPER_LABEL}={name}");
+        let listed = api
+            .list(&ListParams::default().labels(&selector))
+            .await
+            .map_err(|source| ObserveError::Pods {
+                name: name.to_owned(),
+                source,
+            })?;
+        Ok(listed.items.iter().map(pod_observation).collect())
     }
 
     async fn read_object(
@@ -132,6 +144,19 @@ impl Observer<'_> {
             Ok(r) => r,
             Err(e) => return ObjectState::Error(e.to_string()),
         };
+        if let Some(caches) = self.caches {
+            match caches.object(&cs.api_version, &cs.kind, namespace, &cs.name) {
+                Some(None) => return ObjectState::NotFound,
+                Some(Some(obj)) => {
+                    return ObjectState::Found(FoundObject {
+                        deleting: obj.deleting,
+                        controlled: obj.controller.as_deref() == Some(aw_name),
+                        failed_conditions: obj.failed_conditions,
+                    });
+                }
+                None => caches.watch_kind(self.client, &resource),
+            }
+        }
         let api = resource.api(self.client, namespace);
         match api.get_opt(&cs.name).await {
             Ok(None) => ObjectState::NotFound,
@@ -277,14 +302,11 @@ pub fn no_execute_resources(node: &Node, autopilot: &AutopilotConfig) -> BTreeSe
 }
 
 fn no_execute_nodes(
-    pods: &[Pod],
+    pods: &[PodObservation],
     nodes: &Store<Node>,
     autopilot: &AutopilotConfig,
 ) -> BTreeMap<String, BTreeSet<String>> {
-    let names: BTreeSet<&str> = pods
-        .iter()
-        .filter_map(|p| p.spec.as_ref()?.node_name.as_deref())
-        .collect();
+    let names: BTreeSet<&str> = pods.iter().filter_map(|p| p.node_name.as_deref()).collect();
     names
         .into_iter()
         .filter_map(|name| {

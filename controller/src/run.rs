@@ -22,13 +22,16 @@ use tokio::task::JoinHandle;
 
 use crate::act::{ActError, Actor};
 use crate::api::{APPWRAPPER_LABEL, AppWrapper, CONTROLLER_NAME};
+use crate::cache::Caches;
 use crate::config::Config;
+use crate::decide::confirm::needs_fresh_reads;
 use crate::decide::{Decision, decide};
 use crate::discovery::ResourceCache;
 use crate::events::EventRecorder;
 use crate::leader::{LeaderElector, LeaseSettings};
 use crate::metrics::{Metrics, ReconcileResult};
 use crate::observe::{ObserveError, Observer};
+use crate::own_writes::OwnWrites;
 
 /// `source.component` of the Events the controller emits (the reference's recorder name).
 pub const EVENT_REPORTER: &str = "appwrappers";
@@ -55,6 +58,8 @@ struct Context {
     recorder: EventRecorder,
     metrics: Arc<Metrics>,
     nodes: Option<Store<Node>>,
+    caches: Arc<Caches>,
+    own_writes: OwnWrites<ObjectRef<AppWrapper>>,
     failures: Mutex<HashMap<ObjectRef<AppWrapper>, u32>>,
 }
 
@@ -191,6 +196,8 @@ async fn reconcile_until(
         resources: ResourceCache::default(),
         metrics,
         nodes,
+        caches: Arc::default(),
+        own_writes: OwnWrites::default(),
         failures: Mutex::new(HashMap::new()),
     });
 
@@ -202,13 +209,20 @@ async fn reconcile_until(
         .inspect_ok(move |aw| queued.queue_add(key_of(&ObjectRef::from_obj(aw))));
     ctx.metrics.controller_started();
     let dequeued = Arc::clone(&ctx.metrics);
+    // The caches take each event before it triggers a reconcile, so that the reconcile sees it.
+    let caches = Arc::clone(&ctx.caches);
+    let pods = watcher(Api::<Pod>::all(client.clone()), labelled())
+        .default_backoff()
+        .inspect_ok(move |event| caches.pod_event(event))
+        .touched_objects();
+    let caches = Arc::clone(&ctx.caches);
+    let jobs = watcher(Api::<Job>::all(client), labelled())
+        .default_backoff()
+        .inspect_ok(move |event| caches.job_event(event))
+        .touched_objects();
     let controller = Controller::for_stream(triggers, store)
-        .watches(
-            Api::<Pod>::all(client.clone()),
-            labelled(),
-            owner(&ctx.metrics),
-        )
-        .watches(Api::<Job>::all(client), labelled(), owner(&ctx.metrics))
+        .watches_stream(pods, owner(&ctx.metrics))
+        .watches_stream(jobs, owner(&ctx.metrics))
         .graceful_shutdown_on(stop.map(|_| ()))
         .run(reconcile, error_policy, ctx)
         .for_each(move |result| {
@@ -291,43 +305,79 @@ async fn reconcile_appwrapper(
     trigger: &AppWrapper,
     ctx: &Context,
 ) -> Result<Outcome, ReconcileError> {
-    let done = (None, ReconcileResult::Success);
-    let namespace = trigger.namespace().unwrap_or_default();
-    let api: Api<AppWrapper> = Api::namespaced(ctx.client.clone(), &namespace);
-    let Some(mut aw) = api
-        .get_opt(&trigger.name_any())
-        .await
-        .map_err(ReconcileError::Fetch)?
-    else {
-        return Ok(done);
-    };
-    if aw
-        .spec
-        .managed_by
-        .as_deref()
-        .is_some_and(|m| m != CONTROLLER_NAME)
+    let key = ObjectRef::from_obj(trigger);
+    if ctx
+        .own_writes
+        .is_behind(&key, &trigger.resource_version().unwrap_or_default())
     {
+        return Ok((None, ReconcileResult::Success));
+    }
+    let mut versions = Vec::new();
+    let result = decide_and_act(trigger.clone(), ctx, &mut versions).await;
+    ctx.own_writes.record(key, &versions);
+    result
+}
+
+/// Observes through the caches, decides, and applies the decision; a decision that must not
+/// rest on the caches is made again on fresh reads first. `versions` collects the
+/// AppWrapper's resourceVersions as read and as written.
+async fn decide_and_act(
+    mut aw: AppWrapper,
+    ctx: &Context,
+    versions: &mut Vec<String>,
+) -> Result<Outcome, ReconcileError> {
+    let done = (None, ReconcileResult::Success);
+    let mine = |aw: &AppWrapper| {
+        aw.spec
+            .managed_by
+            .as_deref()
+            .is_none_or(|m| m == CONTROLLER_NAME)
+    };
+    if !mine(&aw) {
         return Ok(done);
     }
-    let observer = Observer {
+    let mut observer = Observer {
         client: &ctx.client,
         resources: &ctx.resources,
         config: &ctx.config,
         nodes: ctx.nodes.as_ref(),
+        caches: Some(&ctx.caches),
     };
     let mut observation = observer.observe(&aw).await?;
+    let mut status = aw.status.clone().unwrap_or_default();
+    let cached = decide(&status, &observation, Timestamp::now(), &ctx.config);
+    versions.extend(aw.resource_version());
+    if needs_fresh_reads(&status, &cached) {
+        let api: Api<AppWrapper> =
+            Api::namespaced(ctx.client.clone(), &aw.namespace().unwrap_or_default());
+        let Some(fresh) = api
+            .get_opt(&aw.name_any())
+            .await
+            .map_err(ReconcileError::Fetch)?
+        else {
+            return Ok(done);
+        };
+        aw = fresh;
+        if !mine(&aw) {
+            return Ok(done);
+        }
+        versions.extend(aw.resource_version());
+        observer.caches = None;
+        observation = observer.observe(&aw).await?;
+        status = aw.status.clone().unwrap_or_default();
+    }
     let actor = Actor {
         client: &ctx.client,
         resources: &ctx.resources,
         recorder: &ctx.recorder,
         metrics: &ctx.metrics,
     };
-    let mut status = aw.status.clone().unwrap_or_default();
     // Each pass creates at most one component; the outcome feeds the next decision.
     for _ in 0..aw.spec.components.len() + 2 {
         let decision = decide(&status, &observation, Timestamp::now(), &ctx.config);
-        let created = actor.apply(&mut aw, &status, &decision).await?;
-        match created {
+        let created = actor.apply(&mut aw, &status, &decision).await;
+        versions.extend(aw.resource_version());
+        match created? {
             Some(outcome) => {
                 status = decision.status;
                 observation.create_outcome = Some(outcome);

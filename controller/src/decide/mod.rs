@@ -4,6 +4,7 @@
 //! reconcile (the outcome of a create) come back through [`Observation::create_outcome`]: the
 //! reconciler runs decide again with the outcome of the create it just executed.
 
+pub mod confirm;
 mod deletion;
 mod phases;
 pub mod reasons;

@@ -1,0 +1,201 @@
+//! What the controller's watches have seen of labelled pods and wrapped objects, kept small:
+//! of each, only what observe reads. Observe asks the API server instead for a kind no watch
+//! covers, and before a watch's first complete list.
+
+pub mod index;
+
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
+
+use futures::StreamExt;
+use k8s_openapi::api::batch::v1::Job;
+use k8s_openapi::api::core::v1::Pod;
+use kube::api::{Api, DynamicObject};
+use kube::discovery::Scope;
+use kube::runtime::{WatchStreamExt, watcher};
+use kube::{Client, Resource, ResourceExt};
+use serde_json::json;
+use tokio::task::JoinHandle;
+
+use crate::api::APPWRAPPER_LABEL;
+use crate::decide::PodObservation;
+use crate::decide::summary::count_failed_conditions;
+use crate::discovery::DiscoveredResource;
+use crate::observe::{controller_name, pod_observation};
+use index::{Change, Index};
+
+/// What observe reads of a wrapped object.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct CachedObject {
+    pub deleting: bool,
+    /// The name in its controller owner reference.
+    pub controller: Option<String>,
+    pub failed_conditions: u32,
+}
+
+/// Namespace, AppWrapper, pod.
+type PodKey = (String, String, String);
+/// Namespace, name.
+type ObjectKey = (String, String);
+/// apiVersion, kind.
+type KindKey = (String, String);
+
+/// The kinds whose watches the controller runs anyway, to be woken by them.
+const WATCHED: [(&str, &str); 2] = [("v1", "Pod"), ("batch/v1", "Job")];
+
+#[derive(Default)]
+pub struct Caches {
+    pods: Mutex<Index<PodKey, PodObservation>>,
+    objects: Mutex<HashMap<KindKey, Index<ObjectKey, CachedObject>>>,
+    /// Watches of the other kinds, started when an AppWrapper first wraps one.
+    watches: Mutex<HashMap<KindKey, JoinHandle<()>>>,
+}
+
+impl Drop for Caches {
+    fn drop(&mut self) {
+        if let Ok(watches) = self.watches.lock() {
+            watches.values().for_each(JoinHandle::abort);
+        }
+    }
+}
+
+impl Caches {
+    /// The pods labelled for `appwrapper` in `namespace`; `None` before the first complete list.
+    pub fn pods(&self, namespace: &str, appwrapper: &str) -> Option<Vec<PodObservation>> {
+        let pods = self.pods.lock().ok()?;
+        if !pods.synced() {
+            return None;
+        }
+        let from = (namespace.to_owned(), appwrapper.to_owned(), String::new());
+        Some(
+            pods.range(from..)
+                .take_while(|((ns, aw, _), _)| ns == namespace && aw == appwrapper)
+                .map(|(_, pod)| pod.clone())
+                .collect(),
+        )
+    }
+
+    /// `Some(None)`: the watch of the kind has no such object; `None`: no watch of the kind has
+    /// listed it completely yet.
+    pub fn object(
+        &self,
+        api_version: &str,
+        kind: &str,
+        namespace: &str,
+        name: &str,
+    ) -> Option<Option<CachedObject>> {
+        let objects = self.objects.lock().ok()?;
+        let index = objects.get(&(api_version.to_owned(), kind.to_owned()))?;
+        if !index.synced() {
+            return None;
+        }
+        Some(index.get(&(namespace.to_owned(), name.to_owned())).cloned())
+    }
+
+    pub fn pod_event(&self, event: &watcher::Event<Pod>) {
+        let keyed = change(event, |pod| {
+            let key = (
+                pod.namespace()?,
+                pod.labels().get(APPWRAPPER_LABEL)?.clone(),
+                pod.name_any(),
+            );
+            Some((key, pod_observation(pod)))
+        });
+        if let (Some(keyed), Ok(mut pods)) = (keyed, self.pods.lock()) {
+            pods.apply(keyed);
+        }
+        self.object_event("v1", "Pod", event, |pod| cached(pod, 0));
+    }
+
+    pub fn job_event(&self, event: &watcher::Event<Job>) {
+        self.object_event("batch/v1", "Job", event, |job| {
+            let status = json!({ "status": job.status });
+            cached(job, count_failed_conditions("batch/v1", "Job", &status))
+        });
+    }
+
+    fn object_event<K: Resource>(
+        &self,
+        api_version: &str,
+        kind: &str,
+        event: &watcher::Event<K>,
+        value: impl Fn(&K) -> CachedObject,
+    ) {
+        let Some(keyed) = change(event, |obj| {
+            Some(((obj.namespace()?, obj.name_any()), value(obj)))
+        }) else {
+            return;
+        };
+        if let Ok(mut objects) = self.objects.lock() {
+            objects
+                .entry((api_version.to_owned(), kind.to_owned()))
+                .or_default()
+                .apply(keyed);
+        }
+    }
+
+    /// Starts watching the labelled objects of a namespaced kind that no watch covers yet; until
+    /// its first complete list, [`Caches::object`] knows nothing of the kind.
+    pub fn watch_kind(self: &Arc<Self>, client: &Client, resource: &DiscoveredResource) {
+        let api_version = resource.resource.api_version.clone();
+        let kind = resource.resource.kind.clone();
+        if resource.scope != Scope::Namespaced
+            || WATCHED.contains(&(api_version.as_str(), kind.as_str()))
+        {
+            return;
+        }
+        let Ok(mut watches) = self.watches.lock() else {
+            return;
+        };
+        let key = (api_version.clone(), kind.clone());
+        if watches.contains_key(&key) {
+            return;
+        }
+        let caches = Arc::downgrade(self);
+        let api = Api::<DynamicObject>::all_with(client.clone(), &resource.resource);
+        let labelled = watcher::Config::default().labels(APPWRAPPER_LABEL);
+        let task = tokio::spawn(async move {
+            let mut events = watcher(api, labelled).default_backoff().boxed();
+            while let Some(event) = events.next().await {
+                let Some(caches) = caches.upgrade() else {
+                    return;
+                };
+                match event {
+                    Ok(event) => caches.object_event(&api_version, &kind, &event, |obj| {
+                        cached(obj, count_failed_conditions(&api_version, &kind, &obj.data))
+                    }),
+                    Err(e) => tracing::warn!("watch of {kind} {api_version}: {e}"),
+                }
+            }
+        });
+        watches.insert(key, task);
+    }
+}
+
+fn cached<K: Resource>(obj: &K, failed_conditions: u32) -> CachedObject {
+    CachedObject {
+        deleting: obj.meta().deletion_timestamp.is_some(),
+        controller: controller_name(obj.owner_references()).map(ToOwned::to_owned),
+        failed_conditions,
+    }
+}
+
+/// The event reduced by `keyed`; `None` for an object it gives no key.
+fn change<K, Key, V>(
+    event: &watcher::Event<K>,
+    keyed: impl Fn(&K) -> Option<(Key, V)>,
+) -> Option<Change<Key, V>> {
+    Some(match event {
+        watcher::Event::Apply(obj) => {
+            let (key, value) = keyed(obj)?;
+            Change::Apply(key, value)
+        }
+        watcher::Event::Delete(obj) => Change::Delete(keyed(obj)?.0),
+        watcher::Event::Init => Change::Init,
+        watcher::Event::InitApply(obj) => {
+            let (key, value) = keyed(obj)?;
+            Change::InitApply(key, value)
+        }
+        watcher::Event::InitDone => Change::InitDone,
+    })
+}
