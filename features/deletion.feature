@@ -261,7 +261,7 @@ Feature: Deletion of the wrapped resources
         conditions:
         - {type: ResourcesDeployed, status: "True"}
       """
-    And its pods match:
+    And its pods match within 10 seconds:
       """
       metadata:
         deletionTimestamp: $present
