@@ -12,7 +12,9 @@ async fn main() -> std::process::ExitCode {
         tracing_subscriber::fmt()
             .with_env_filter(
                 tracing_subscriber::EnvFilter::try_from_env("AWCONF_LOG")
-                    .unwrap_or_else(|_| "warn,awconf=info".into()),
+                    // kube's client logs every failed request as an ERROR; the callers already
+                    // report the ones that matter, and under chaos the rest is noise.
+                    .unwrap_or_else(|_| "warn,awconf=info,kube_client::client::builder=off".into()),
             )
             .with_writer(std::io::stderr)
             .init();

@@ -76,14 +76,14 @@ pub async fn load(settings: &Settings, subjects: &[Subject]) -> anyhow::Result<L
     })
 }
 
-/// One subject on a stand of its own; with a kill schedule, a chaos run (its faults are
-/// returned beside the report).
+/// One subject on a stand of its own; with a kill schedule, a chaos run (what the kills did
+/// is returned beside the report).
 async fn run_on_fresh_stand(
     settings: &Settings,
     plan: &Arc<Plan>,
     subject: &Subject,
     kills: Option<&[chaos::schedule::Kill]>,
-) -> anyhow::Result<(RunReport, Vec<String>)> {
+) -> anyhow::Result<(RunReport, chaos::Unleashed)> {
     let dir_name = subject
         .label()
         .replace([' ', '(', ')'], "-")
@@ -106,7 +106,7 @@ async fn measure(
     subject: &Subject,
     stand: &mut Stand,
     kills: Option<&[chaos::schedule::Kill]>,
-) -> anyhow::Result<(RunReport, Vec<String>)> {
+) -> anyhow::Result<(RunReport, chaos::Unleashed)> {
     let workloads = match subject {
         Subject::PlainJobs => Workloads::PlainJobs,
         Subject::Controller(_) => Workloads::AppWrappers,
@@ -142,10 +142,10 @@ async fn measure(
         },
         run.namespace
     );
-    let faults = match kills {
+    let mut unleashed = match kills {
         None => {
             run.drive(settings.timeout).await;
-            Vec::new()
+            chaos::Unleashed::default()
         }
         Some(schedule) => {
             let Stand {
@@ -159,12 +159,13 @@ async fn measure(
                 controller_client: &environment.watch_client,
                 kueue,
                 pid: &target,
+                origin: run.origin(),
             };
-            let (_, faults) = tokio::join!(
+            let (_, unleashed) = tokio::join!(
                 run.drive(settings.timeout),
                 chaos::unleash(schedule, targets)
             );
-            faults
+            unleashed
         }
     };
     let started_at = run.started_at;
@@ -214,20 +215,22 @@ async fn measure(
         create_retries: conclusion.create_retries,
         records: timeline.records().clone(),
     };
-    let mut faults = faults;
     if let Some(environment) = &mut stand.environment
         && kills.is_some()
         && !environment.controller.is_running()
     {
-        faults.push("the controller was not running at the end".into());
+        unleashed
+            .faults
+            .push("the controller was not running at the end".into());
     }
-    Ok((report, faults))
+    Ok((report, unleashed))
 }
 
 #[derive(Clone, Debug, Serialize)]
 pub struct ChaosReport {
     pub plan: String,
     pub kills: Vec<chaos::schedule::Kill>,
+    pub outages: Vec<chaos::Outage>,
     pub run: RunReport,
     pub verdict: chaos::verdict::Verdict,
 }
@@ -250,17 +253,19 @@ pub async fn chaos(
     let schedule = chaos::schedule::draw(settings.seed, kills);
     println!("plan: {}", plan.describe());
     println!("kills: {}", chaos::describe(&schedule));
-    let (run, faults) = run_on_fresh_stand(settings, &plan, subject, Some(&schedule)).await?;
+    let (run, unleashed) = run_on_fresh_stand(settings, &plan, subject, Some(&schedule)).await?;
     let verdict = chaos::verdict::judge(&chaos::verdict::Outcome {
         plan: &plan,
         records: &run.records,
         violations: &run.violations,
         leftovers: &run.leftovers,
-        faults: &faults,
+        outages: &unleashed.outages,
+        faults: &unleashed.faults,
     });
     Ok(ChaosReport {
         plan: plan.describe(),
         kills: schedule,
+        outages: unleashed.outages,
         run,
         verdict,
     })

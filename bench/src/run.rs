@@ -171,6 +171,11 @@ impl Run {
         })
     }
 
+    /// The instant the timeline counts from.
+    pub fn origin(&self) -> Instant {
+        self.started
+    }
+
     /// Submits every workload and waits until all have ended or `timeout` has passed,
     /// printing progress.
     pub async fn drive(&self, timeout: Duration) {

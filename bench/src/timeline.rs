@@ -15,13 +15,17 @@ pub enum End {
 }
 
 /// One observed state of a workload.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct Observation {
     /// Kueue has admitted it: `spec.suspend` is no longer true (Kueue omits a false one).
     pub admitted: bool,
+    /// An AppWrapper deploying or deployed (Resuming or Running): an attempt is under way.
+    pub deploying: bool,
     pub running: bool,
     pub end: Option<End>,
     pub resets: i64,
+    /// The reason of a True `Unhealthy` condition.
+    pub unhealthy: Option<String>,
 }
 
 impl Observation {
@@ -29,8 +33,16 @@ impl Observation {
     /// Succeeded or Failed.
     pub fn of_appwrapper(aw: &Value) -> Observation {
         let phase = aw["status"]["phase"].as_str().unwrap_or_default();
+        let unhealthy = aw["status"]["conditions"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .find(|c| c["type"] == "Unhealthy" && c["status"] == "True")
+            .and_then(|c| c["reason"].as_str())
+            .map(str::to_string);
         Observation {
             admitted: aw["spec"]["suspend"] != true,
+            deploying: matches!(phase, "Resuming" | "Running"),
             running: matches!(phase, "Running" | "Succeeded"),
             end: match phase {
                 "Succeeded" => Some(End::Succeeded),
@@ -38,6 +50,7 @@ impl Observation {
                 _ => None,
             },
             resets: aw["status"]["resettingCount"].as_i64().unwrap_or(0),
+            unhealthy,
         }
     }
 
@@ -62,9 +75,11 @@ impl Observation {
         let started = job["spec"]["suspend"] != true && !job["status"]["startTime"].is_null();
         Observation {
             admitted: job["spec"]["suspend"] != true,
+            deploying: started && end.is_none(),
             running: started || end == Some(End::Succeeded),
             end,
             resets: 0,
+            unhealthy: None,
         }
     }
 }
@@ -78,6 +93,23 @@ pub struct Record {
     pub ended: Option<f64>,
     pub end: Option<End>,
     pub max_resets: i64,
+    /// Each increment of `resettingCount`, as seen.
+    pub resets: Vec<SeenReset>,
+    /// When the attempt under way was first seen deploying.
+    #[serde(skip)]
+    pub attempt_from: Option<f64>,
+}
+
+/// A reset as the watch saw it.
+#[derive(Clone, Debug, Default, PartialEq, Serialize)]
+pub struct SeenReset {
+    /// First seen with the incremented count.
+    pub at: f64,
+    /// The `Unhealthy` reason then, if it was True.
+    pub reason: Option<String>,
+    /// When the attempt that ended in this reset was first seen deploying (else when the
+    /// workload was admitted or last reset).
+    pub attempt_from: Option<f64>,
 }
 
 /// What a change tells the bench.
@@ -127,7 +159,24 @@ impl Timeline {
             return Vec::new();
         };
         let mut news = Vec::new();
-        r.max_resets = r.max_resets.max(seen.resets);
+        if seen.resets > r.max_resets {
+            let attempt_from = r
+                .attempt_from
+                .take()
+                .or(r.resets.last().map(|last| last.at))
+                .or(r.admitted);
+            for _ in r.max_resets..seen.resets {
+                r.resets.push(SeenReset {
+                    at,
+                    reason: seen.unhealthy.clone(),
+                    attempt_from,
+                });
+            }
+            r.max_resets = seen.resets;
+        }
+        if seen.deploying && r.attempt_from.is_none() {
+            r.attempt_from = Some(at);
+        }
         if seen.admitted && r.admitted.is_none() && r.end.is_none() {
             r.admitted = Some(at);
         }
@@ -267,9 +316,11 @@ mod tests {
     fn seen(running: bool, end: Option<End>, resets: i64) -> Observation {
         Observation {
             admitted: true,
+            deploying: running && end.is_none(),
             running,
             end,
             resets,
+            unhealthy: None,
         }
     }
 
@@ -352,5 +403,40 @@ mod tests {
         );
         assert_eq!(t.to_running(), vec![4.0]);
         assert!(t.all_ended());
+    }
+
+    fn unhealthy(resets: i64, reason: &str) -> Observation {
+        Observation {
+            unhealthy: Some(reason.to_string()),
+            ..seen(false, None, resets)
+        }
+    }
+
+    #[test]
+    fn each_reset_is_recorded_with_the_attempt_it_ended() {
+        let mut t = Timeline::new(["a"]);
+        t.created("a", 0.0);
+        t.observed("a", seen(false, None, 0), 1.0);
+        t.observed("a", seen(true, None, 0), 2.0);
+        t.observed("a", unhealthy(1, "FoundFailedPods"), 5.0);
+        // The second attempt was never seen deploying, and the watch missed one reset.
+        t.observed("a", unhealthy(3, "CreateFailed"), 9.0);
+        t.observed("a", seen(true, None, 3), 10.0);
+        t.observed("a", seen(false, None, 4), 12.0);
+        let resets = &t.records()["a"].resets;
+        let seen_as: Vec<_> = resets
+            .iter()
+            .map(|r| (r.at, r.reason.as_deref(), r.attempt_from))
+            .collect();
+        assert_eq!(
+            seen_as,
+            vec![
+                (5.0, Some("FoundFailedPods"), Some(2.0)),
+                (9.0, Some("CreateFailed"), Some(5.0)),
+                (9.0, Some("CreateFailed"), Some(5.0)),
+                (12.0, None, Some(10.0)),
+            ]
+        );
+        assert_eq!(t.records()["a"].max_resets, 4);
     }
 }

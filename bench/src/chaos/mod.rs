@@ -11,6 +11,7 @@ use clusters::kueue::Kueue;
 use conformance_steps::controller::ControllerUnderTest;
 
 use schedule::{Kill, Target};
+use serde::Serialize;
 
 /// What the kills reach.
 pub struct Targets<'a> {
@@ -20,6 +21,25 @@ pub struct Targets<'a> {
     pub kueue: &'a mut Kueue,
     /// Where the usage sampler finds the controller's process after a restart.
     pub pid: &'a AtomicU32,
+    /// The instant the run's timeline counts from.
+    pub origin: Instant,
+}
+
+/// A target down, in seconds on the run's timeline: from its kill until it served again (or
+/// until its restart was given up).
+#[derive(Clone, Copy, Debug, PartialEq, Serialize)]
+pub struct Outage {
+    pub target: Target,
+    pub from: f64,
+    pub to: f64,
+}
+
+/// What the kills did.
+#[derive(Debug, Default)]
+pub struct Unleashed {
+    pub outages: Vec<Outage>,
+    /// The kills or restarts that did not go through.
+    pub faults: Vec<String>,
 }
 
 /// `3×controller, 2×Kueue over about 14 s`.
@@ -34,19 +54,21 @@ pub fn describe(schedule: &[Kill]) -> String {
     )
 }
 
-/// Carries out `schedule`; returns the kills or restarts that did not go through.
-pub async fn unleash(schedule: &[Kill], targets: Targets<'_>) -> Vec<String> {
+/// Carries out `schedule`.
+pub async fn unleash(schedule: &[Kill], targets: Targets<'_>) -> Unleashed {
     let Targets {
         controller,
         controller_client,
         kueue,
         pid,
+        origin,
     } = targets;
     let started = Instant::now();
-    let mut faults = Vec::new();
+    let mut unleashed = Unleashed::default();
     for (i, kill) in schedule.iter().enumerate() {
         tokio::time::sleep(Duration::from_millis(kill.after_ms)).await;
         let at = started.elapsed().as_secs_f64();
+        let from = origin.elapsed().as_secs_f64();
         let down = Duration::from_millis(kill.down_ms);
         let outcome = match kill.target {
             Target::Controller => {
@@ -58,6 +80,11 @@ pub async fn unleash(schedule: &[Kill], targets: Targets<'_>) -> Vec<String> {
             Target::Controller => "controller",
             Target::Kueue => "Kueue",
         };
+        unleashed.outages.push(Outage {
+            target: kill.target,
+            from,
+            to: origin.elapsed().as_secs_f64(),
+        });
         match outcome {
             Ok(took) => println!(
                 "  chaos {}/{}: killed {what} at {at:.1}s, down {:.1}s, serving again after {:.1}s",
@@ -68,11 +95,13 @@ pub async fn unleash(schedule: &[Kill], targets: Targets<'_>) -> Vec<String> {
             ),
             Err(e) => {
                 println!("  chaos {}/{}: {what}: {e:#}", i + 1, schedule.len());
-                faults.push(format!("kill {} ({what}): {e:#}", i + 1));
+                unleashed
+                    .faults
+                    .push(format!("kill {} ({what}): {e:#}", i + 1));
             }
         }
     }
-    faults
+    unleashed
 }
 
 /// SIGKILL, `down` of nothing, start; returns how long from the kill to running again.

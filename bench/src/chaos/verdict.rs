@@ -2,8 +2,18 @@
 
 use serde::Serialize;
 
+use super::Outage;
+use super::schedule::Target;
 use crate::plan::{Ending, Plan};
-use crate::timeline::{End, Record};
+use crate::timeline::{End, Record, SeenReset};
+
+/// The reasons a reset has when Kueue was down while the attempt was deploying: its webhooks
+/// refused a wrapped object past the admission grace period (`CreateFailed`), or refused the
+/// pods of a wrapped Job until they could not be ready in time (`InsufficientPodsReady`).
+const OUTAGE_REASONS: [&str; 2] = ["CreateFailed", "InsufficientPodsReady"];
+
+/// Watch latency and restart bookkeeping, in seconds, allowed between an outage and an attempt.
+const SLACK: f64 = 1.0;
 
 /// What the run left behind, as the verdict needs it.
 pub struct Outcome<'a> {
@@ -13,8 +23,23 @@ pub struct Outcome<'a> {
     pub violations: &'a [String],
     /// Labelled pods and wrapped objects left once every AppWrapper was gone.
     pub leftovers: &'a [String],
+    /// When the controller and Kueue were down.
+    pub outages: &'a [Outage],
     /// Kills or restarts that did not go through.
     pub faults: &'a [String],
+}
+
+/// Whether a Kueue outage explains `reset`: the reason is one an outage causes and Kueue was
+/// down at some moment of the attempt that ended in it.
+fn explained_by_outage(reset: &SeenReset, outages: &[Outage]) -> bool {
+    let Some(reason) = &reset.reason else {
+        return false;
+    };
+    let attempt_from = reset.attempt_from.unwrap_or(reset.at) - SLACK;
+    OUTAGE_REASONS.contains(&reason.as_str())
+        && outages
+            .iter()
+            .any(|o| o.target == Target::Kueue && o.from <= reset.at && o.to >= attempt_from)
 }
 
 #[derive(Clone, Debug, Default, PartialEq, Serialize)]
@@ -29,6 +54,7 @@ impl Verdict {
 }
 
 pub fn judge(outcome: &Outcome) -> Verdict {
+    let outage_list = outcome.outages;
     let mut problems = Vec::new();
     for planned in &outcome.plan.workloads {
         let name = &planned.name;
@@ -43,11 +69,28 @@ pub fn judge(outcome: &Outcome) -> Verdict {
             )),
             _ => {}
         }
-        if record.max_resets > planned.resets() {
+        let (by_outage, others): (Vec<&SeenReset>, Vec<&SeenReset>) = record
+            .resets
+            .iter()
+            .partition(|r| explained_by_outage(r, outage_list));
+        if record.max_resets - by_outage.len() as i64 > planned.resets() {
+            let others: Vec<String> = others
+                .iter()
+                .map(|r| {
+                    format!(
+                        "{:.1} s ({})",
+                        r.at,
+                        r.reason.as_deref().unwrap_or("no Unhealthy reason")
+                    )
+                })
+                .collect();
             problems.push(format!(
-                "{name}: resettingCount reached {}, but the plan explains {}",
+                "{name}: resettingCount reached {}, but the plan explains {} and Kueue outages {}; \
+                 the other resets: {}",
                 record.max_resets,
-                planned.resets()
+                planned.resets(),
+                by_outage.len(),
+                others.join(", ")
             ));
         }
     }
@@ -93,13 +136,32 @@ mod tests {
     }
 
     fn record(end: Option<End>, resets: i64) -> Record {
+        with_resets(
+            end,
+            (0..resets)
+                .map(|_| reset(1.5, "FoundFailedPods", 1.0))
+                .collect(),
+        )
+    }
+
+    fn with_resets(end: Option<End>, resets: Vec<SeenReset>) -> Record {
         Record {
             created: Some(0.0),
             admitted: Some(0.5),
             running: Some(1.0),
             ended: end.map(|_| 2.0),
             end,
-            max_resets: resets,
+            max_resets: resets.len() as i64,
+            resets,
+            attempt_from: None,
+        }
+    }
+
+    fn reset(at: f64, reason: &str, attempt_from: f64) -> SeenReset {
+        SeenReset {
+            at,
+            reason: Some(reason.into()),
+            attempt_from: Some(attempt_from),
         }
     }
 
@@ -116,6 +178,15 @@ mod tests {
         violations: &[&str],
         leftovers: &[&str],
     ) -> Verdict {
+        with_outages(records, violations, leftovers, &[])
+    }
+
+    fn with_outages(
+        records: &BTreeMap<String, Record>,
+        violations: &[&str],
+        leftovers: &[&str],
+        outages: &[Outage],
+    ) -> Verdict {
         let plan = plan();
         let own = |v: &[&str]| v.iter().map(|s| s.to_string()).collect::<Vec<_>>();
         judge(&Outcome {
@@ -123,8 +194,81 @@ mod tests {
             records,
             violations: &own(violations),
             leftovers: &own(leftovers),
+            outages,
             faults: &[],
         })
+    }
+
+    fn kueue_down(from: f64, to: f64) -> Outage {
+        Outage {
+            target: Target::Kueue,
+            from,
+            to,
+        }
+    }
+
+    fn controller_down(from: f64, to: f64) -> Outage {
+        Outage {
+            target: Target::Controller,
+            from,
+            to,
+        }
+    }
+
+    /// A reset explained by Kueue being down during its attempt: webhooks refused the
+    /// wrapped objects or the pods.
+    #[rstest]
+    #[case::create_failed_during_the_outage(
+        reset(30.0, "CreateFailed", 5.0),
+        kueue_down(8.0, 19.0)
+    )]
+    #[case::pods_refused_before_the_deadline(
+        reset(30.0, "InsufficientPodsReady", 5.0),
+        kueue_down(2.0, 5.5)
+    )]
+    fn a_reset_during_a_kueue_outage_is_explained(#[case] r: SeenReset, #[case] o: Outage) {
+        let mut records = good();
+        records.insert(
+            "job".into(),
+            with_resets(Some(End::Succeeded), vec![r.clone()]),
+        );
+        records.insert(
+            "failing".into(),
+            with_resets(
+                Some(End::Failed),
+                vec![r, reset(60.0, "FoundFailedPods", 40.0)],
+            ),
+        );
+        let v = with_outages(&records, &[], &[], &[o]);
+        assert!(v.passed(), "{v:?}");
+    }
+
+    #[rstest]
+    #[case::a_reason_no_outage_causes(reset(30.0, "FoundFailedPods", 5.0), kueue_down(8.0, 19.0))]
+    #[case::only_the_controller_was_down(
+        reset(30.0, "CreateFailed", 5.0),
+        controller_down(8.0, 19.0)
+    )]
+    #[case::the_outage_ended_before_the_attempt(
+        reset(30.0, "CreateFailed", 5.0),
+        kueue_down(1.0, 3.5)
+    )]
+    #[case::the_outage_began_after_the_reset(
+        reset(30.0, "CreateFailed", 5.0),
+        kueue_down(31.0, 40.0)
+    )]
+    fn a_reset_no_outage_explains_fails(#[case] r: SeenReset, #[case] o: Outage) {
+        let mut records = good();
+        records.insert("job".into(), with_resets(Some(End::Succeeded), vec![r]));
+        let v = with_outages(&records, &[], &[], &[o]);
+        assert_eq!(v.problems.len(), 1, "{v:?}");
+        assert!(
+            v.problems[0].starts_with(
+                "job: resettingCount reached 1, but the plan explains 0 and Kueue outages 0; \
+                 the other resets: 30.0 s ("
+            ),
+            "{v:?}"
+        );
     }
 
     #[test]
@@ -152,12 +296,12 @@ mod tests {
     #[case(
         "job",
         record(Some(End::Succeeded), 1),
-        "job: resettingCount reached 1, but the plan explains 0"
+        "job: resettingCount reached 1, but the plan explains 0 and Kueue outages 0"
     )]
     #[case(
         "failing",
         record(Some(End::Failed), 2),
-        "failing: resettingCount reached 2, but the plan explains 1"
+        "failing: resettingCount reached 2, but the plan explains 1 and Kueue outages 0"
     )]
     fn broken_promises_fail(#[case] name: &str, #[case] r: Record, #[case] problem: &str) {
         let mut records = good();
