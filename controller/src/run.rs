@@ -39,6 +39,11 @@ pub const EVENT_REPORTER: &str = "appwrappers";
 const BACKOFF_BASE: Duration = Duration::from_millis(5);
 const BACKOFF_MAX: Duration = Duration::from_secs(1000);
 
+/// How long after its start the controller waits for its pod and Job watches' first lists
+/// before it reconciles from API reads instead, and how often it looks again meanwhile.
+const WATCH_SYNC_WAIT: Duration = Duration::from_secs(30);
+const WATCH_SYNC_POLL: Duration = Duration::from_millis(200);
+
 #[derive(Debug, thiserror::Error)]
 pub enum ReconcileError {
     #[error("reading appwrapper: {0}")]
@@ -61,6 +66,7 @@ struct Context {
     caches: Arc<Caches>,
     own_writes: OwnWrites<ObjectRef<AppWrapper>>,
     failures: Mutex<HashMap<ObjectRef<AppWrapper>, u32>>,
+    started: Instant,
 }
 
 /// A running controller. Await it to wait until it stops.
@@ -199,6 +205,7 @@ async fn reconcile_until(
         caches: Arc::default(),
         own_writes: OwnWrites::default(),
         failures: Mutex::new(HashMap::new()),
+        started: Instant::now(),
     });
 
     let labelled = || watcher::Config::default().labels(APPWRAPPER_LABEL);
@@ -305,6 +312,9 @@ async fn reconcile_appwrapper(
     trigger: &AppWrapper,
     ctx: &Context,
 ) -> Result<Outcome, ReconcileError> {
+    if let Some(poll) = wait_for_watches(ctx.caches.watched_synced(), ctx.started.elapsed()) {
+        return Ok((Some(poll), ReconcileResult::RequeueAfter));
+    }
     let key = ObjectRef::from_obj(trigger);
     if ctx
         .own_writes
@@ -388,6 +398,13 @@ async fn decide_and_act(
     Ok((Some(Duration::ZERO), ReconcileResult::Requeue))
 }
 
+/// When to look again rather than reconcile now: while the watches have not listed yet, for a
+/// while after the start (a restarted controller would otherwise read every AppWrapper's pods
+/// from the API server at once).
+fn wait_for_watches(synced: bool, since_start: Duration) -> Option<Duration> {
+    (!synced && since_start < WATCH_SYNC_WAIT).then_some(WATCH_SYNC_POLL)
+}
+
 fn finish(decision: Decision) -> Result<Outcome, ReconcileError> {
     if let Some(error) = decision.error {
         return Err(ReconcileError::Decide(error));
@@ -432,5 +449,22 @@ mod tests {
         assert_eq!(backoff(2), Duration::from_millis(10));
         assert_eq!(backoff(11), Duration::from_millis(5 << 10));
         assert_eq!(backoff(30), Duration::from_secs(1000));
+    }
+
+    #[rstest::rstest]
+    #[case(false, 0, Some(WATCH_SYNC_POLL))]
+    #[case(false, 29, Some(WATCH_SYNC_POLL))]
+    #[case(false, 30, None)]
+    #[case(true, 0, None)]
+    #[case(true, 60, None)]
+    fn reconciles_wait_for_the_watches_only_for_a_while(
+        #[case] synced: bool,
+        #[case] since_start_s: u64,
+        #[case] expected: Option<Duration>,
+    ) {
+        assert_eq!(
+            wait_for_watches(synced, Duration::from_secs(since_start_s)),
+            expected
+        );
     }
 }

@@ -75,6 +75,18 @@ impl Caches {
         )
     }
 
+    /// Whether the pod and Job watches have both listed completely: before that, observe reads
+    /// from the API server, which a restart among many AppWrappers turns into a burst.
+    pub fn watched_synced(&self) -> bool {
+        let pods = self.pods.lock().is_ok_and(|pods| pods.synced());
+        let jobs = self.objects.lock().is_ok_and(|objects| {
+            objects
+                .get(&("batch/v1".to_owned(), "Job".to_owned()))
+                .is_some_and(Index::synced)
+        });
+        pods && jobs
+    }
+
     /// `Some(None)`: the watch of the kind has no such object; `None`: no watch of the kind has
     /// listed it completely yet.
     pub fn object(
@@ -198,4 +210,22 @@ fn change<K, Key, V>(
         }
         watcher::Event::InitDone => Change::InitDone,
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_watched_kinds_are_synced_once_both_have_listed() {
+        let caches = Caches::default();
+        assert!(!caches.watched_synced());
+        caches.pod_event(&watcher::Event::Init);
+        caches.pod_event(&watcher::Event::InitDone);
+        assert!(!caches.watched_synced(), "Jobs have not listed yet");
+        caches.job_event(&watcher::Event::Init);
+        assert!(!caches.watched_synced(), "Jobs are still listing");
+        caches.job_event(&watcher::Event::InitDone);
+        assert!(caches.watched_synced());
+    }
 }
