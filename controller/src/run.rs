@@ -211,7 +211,10 @@ async fn reconcile_until(
     let labelled = || watcher::Config::default().labels(APPWRAPPER_LABEL);
     let (store, writer) = reflector::store();
     let queued = Arc::clone(&ctx.metrics);
-    let triggers = reflector::reflector(writer, watcher(appwrappers, watcher::Config::default()))
+    // managedFields can outweigh the rest of an AppWrapper, and nothing here reads them.
+    let watched = watcher(appwrappers, watcher::Config::default())
+        .modify(|aw| aw.managed_fields_mut().clear());
+    let triggers = reflector::reflector(writer, watched)
         .applied_objects()
         .inspect_ok(move |aw| queued.queue_add(key_of(&ObjectRef::from_obj(aw))));
     ctx.metrics.controller_started();
