@@ -199,20 +199,12 @@ mod tests {
         })
     }
 
-    fn kueue_down(from: f64, to: f64) -> Outage {
-        Outage {
-            target: Target::Kueue,
-            from,
-            to,
-        }
+    fn down(target: Target, from: f64, to: f64) -> Outage {
+        Outage { target, from, to }
     }
 
-    fn controller_down(from: f64, to: f64) -> Outage {
-        Outage {
-            target: Target::Controller,
-            from,
-            to,
-        }
+    fn kueue_down(from: f64, to: f64) -> Outage {
+        down(Target::Kueue, from, to)
     }
 
     /// A reset explained by Kueue being down during its attempt: webhooks refused the
@@ -247,7 +239,7 @@ mod tests {
     #[case::a_reason_no_outage_causes(reset(30.0, "FoundFailedPods", 5.0), kueue_down(8.0, 19.0))]
     #[case::only_the_controller_was_down(
         reset(30.0, "CreateFailed", 5.0),
-        controller_down(8.0, 19.0)
+        down(Target::Controller, 8.0, 19.0)
     )]
     #[case::the_outage_ended_before_the_attempt(
         reset(30.0, "CreateFailed", 5.0),
