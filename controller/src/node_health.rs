@@ -3,7 +3,7 @@
 //! NoSchedule table is kept by the reference but read by nothing, and is provided here as a
 //! pure function for parity.
 
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::{BTreeMap, BTreeSet, HashMap};
 
 use k8s_openapi::api::core::v1::Node;
 use k8s_openapi::apimachinery::pkg::api::resource::Quantity;
@@ -60,6 +60,26 @@ pub fn no_schedule_resources(
         .into_iter()
         .filter(|(r, q)| flagged.contains(r) && parse_quantity(&q.0).is_ok_and(|q| !q.is_zero()))
         .collect()
+}
+
+/// Each node's NoExecute resources as last seen, to tell when a node newly turns unhealthy:
+/// then the AppWrappers with pods on it are looked at at once, not at their next re-examination.
+#[derive(Default)]
+pub struct NoExecuteWatch {
+    seen: HashMap<String, BTreeSet<String>>,
+}
+
+impl NoExecuteWatch {
+    /// Records the node's NoExecute resources; whether one of them is new since the last look.
+    pub fn newly_unhealthy(&mut self, node: &Node, autopilot: &AutopilotConfig) -> bool {
+        let now = no_execute_resources(node, autopilot);
+        let before = self.seen.remove(&node.name_any()).unwrap_or_default();
+        let grew = now.iter().any(|r| !before.contains(r));
+        if !now.is_empty() {
+            self.seen.insert(node.name_any(), now);
+        }
+        grew
+    }
 }
 
 #[cfg(test)]
@@ -122,5 +142,21 @@ mod tests {
                 k8s_openapi::jiff::Timestamp::UNIX_EPOCH,
             ));
         assert_eq!(gpu(&evict), (BTreeSet::new(), vec![]));
+    }
+
+    #[test]
+    fn a_node_is_newly_unhealthy_only_when_a_noexecute_resource_appears() {
+        let autopilot = AutopilotConfig::default();
+        let healthy = node(json!({}), json!([]));
+        let evict = node(json!({"autopilot.ibm.com/gpuhealth": "EVICT"}), json!([]));
+        let testing = node(json!({"autopilot.ibm.com/gpuhealth": "TESTING"}), json!([]));
+        let mut watch = NoExecuteWatch::default();
+        let seen: Vec<bool> = [
+            &healthy, &evict, &evict, &testing, &evict, &healthy, &healthy,
+        ]
+        .into_iter()
+        .map(|n| watch.newly_unhealthy(n, &autopilot))
+        .collect();
+        assert_eq!(seen, [false, true, false, false, true, false, false]);
     }
 }

@@ -23,13 +23,14 @@ use tokio::task::JoinHandle;
 use crate::act::{ActError, Actor};
 use crate::api::{APPWRAPPER_LABEL, AppWrapper, CONTROLLER_NAME};
 use crate::cache::Caches;
-use crate::config::Config;
+use crate::config::{AutopilotConfig, Config};
 use crate::decide::confirm::needs_fresh_reads;
 use crate::decide::{Decision, decide};
 use crate::discovery::ResourceCache;
 use crate::events::EventRecorder;
 use crate::leader::{LeaderElector, LeaseSettings};
 use crate::metrics::{Metrics, ReconcileResult};
+use crate::node_health::NoExecuteWatch;
 use crate::observe::{ObserveError, Observer};
 use crate::own_writes::OwnWrites;
 
@@ -171,28 +172,17 @@ async fn reconcile_until(
     stop: oneshot::Receiver<()>,
 ) {
     let appwrappers: Api<AppWrapper> = Api::all(client.clone());
-    let monitor_nodes = config
+    let autopilot = config
         .appwrapper
         .autopilot
-        .as_ref()
-        .is_some_and(|a| a.monitor_nodes);
-    let (nodes, node_watch) = if monitor_nodes {
-        let (reader, writer) = reflector::store();
-        let watch = reflector::reflector(
-            writer,
-            watcher(Api::<Node>::all(client.clone()), watcher::Config::default()),
-        )
-        .default_backoff()
-        .for_each(|event| {
-            if let Err(e) = event {
-                tracing::warn!("node watch: {e}");
-            }
-            future::ready(())
-        })
-        .boxed();
-        (Some(reader), Some(watch))
-    } else {
-        (None, None)
+        .clone()
+        .filter(|a| a.monitor_nodes);
+    let (nodes, node_writer) = match &autopilot {
+        Some(_) => {
+            let (reader, writer) = reflector::store();
+            (Some(reader), Some(writer))
+        }
+        None => (None, None),
     };
 
     let ctx = Arc::new(Context {
@@ -226,13 +216,18 @@ async fn reconcile_until(
         .inspect_ok(move |event| caches.pod_event(event))
         .touched_objects();
     let caches = Arc::clone(&ctx.caches);
-    let jobs = watcher(Api::<Job>::all(client), labelled())
+    let jobs = watcher(Api::<Job>::all(client.clone()), labelled())
         .default_backoff()
         .inspect_ok(move |event| caches.job_event(event))
         .touched_objects();
-    let controller = Controller::for_stream(triggers, store)
+    let mut controller = Controller::for_stream(triggers, store)
         .watches_stream(pods, owner(&ctx.metrics))
-        .watches_stream(jobs, owner(&ctx.metrics))
+        .watches_stream(jobs, owner(&ctx.metrics));
+    if let (Some(writer), Some(autopilot)) = (node_writer, autopilot) {
+        controller =
+            controller.reconcile_on(unhealthy_node_triggers(writer, autopilot, &client, &ctx));
+    }
+    let controller = controller
         .graceful_shutdown_on(stop.map(|_| ()))
         .run(reconcile, error_policy, ctx)
         .for_each(move |result| {
@@ -247,13 +242,41 @@ async fn reconcile_until(
             future::ready(())
         });
     tracing::info!("appwrapper controller started");
-    match node_watch {
-        Some(nodes) => {
-            future::select(Box::pin(controller), nodes).await;
-        }
-        None => controller.await,
-    }
+    controller.await;
     tracing::info!("appwrapper controller stopped");
+}
+
+/// The node watch, feeding the node store; it triggers the AppWrappers with pods on a node
+/// that newly has an Autopilot NoExecute resource.
+fn unhealthy_node_triggers(
+    writer: reflector::store::Writer<Node>,
+    autopilot: AutopilotConfig,
+    client: &Client,
+    ctx: &Arc<Context>,
+) -> impl futures::Stream<Item = ObjectRef<AppWrapper>> + Send + 'static {
+    let caches = Arc::clone(&ctx.caches);
+    let metrics = Arc::clone(&ctx.metrics);
+    let mut unhealthy = NoExecuteWatch::default();
+    reflector::reflector(
+        writer,
+        watcher(Api::<Node>::all(client.clone()), watcher::Config::default()),
+    )
+    .default_backoff()
+    .applied_objects()
+    .filter_map(|node| future::ready(node.inspect_err(|e| tracing::warn!("node watch: {e}")).ok()))
+    .flat_map(move |node| {
+        let on_node = if unhealthy.newly_unhealthy(&node, &autopilot) {
+            caches.appwrappers_on_node(&node.name_any())
+        } else {
+            Default::default()
+        };
+        let metrics = Arc::clone(&metrics);
+        futures::stream::iter(on_node.into_iter().map(move |(namespace, name)| {
+            let aw = ObjectRef::new(&name).within(&namespace);
+            metrics.queue_add(key_of(&aw));
+            aw
+        }))
+    })
 }
 
 /// An AppWrapper in the work-queue metrics.

@@ -4,7 +4,7 @@
 
 pub mod index;
 
-use std::collections::HashMap;
+use std::collections::{BTreeSet, HashMap};
 use std::sync::{Arc, Mutex};
 
 use futures::StreamExt;
@@ -73,6 +73,17 @@ impl Caches {
                 .map(|(_, pod)| pod.clone())
                 .collect(),
         )
+    }
+
+    /// The AppWrappers (namespace, name) with a labelled pod on `node`.
+    pub fn appwrappers_on_node(&self, node: &str) -> BTreeSet<(String, String)> {
+        let Ok(pods) = self.pods.lock() else {
+            return BTreeSet::new();
+        };
+        pods.range(..)
+            .filter(|(_, pod)| pod.node_name.as_deref() == Some(node))
+            .map(|((ns, aw, _), _)| (ns.clone(), aw.clone()))
+            .collect()
     }
 
     /// Whether the pod and Job watches have both listed completely: before that, observe reads
