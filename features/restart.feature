@@ -1,10 +1,13 @@
-@serial
+@serial @own-controller
 Feature: Restart safety
   Everything that matters between two reconciles lives in the AppWrapper's status, so the
   controller may die at any moment: a new one converges to the same result, and counts no retry
-  twice. These scenarios stop the controller under test and so run alone. With the `process`
-  controller mode the controller is killed with SIGKILL; the embedded controller can only be
-  stopped (reconciles in flight finish first).
+  twice. These scenarios stop the controller under test. Where the harness starts our
+  controller itself (the embedded and process modes), each scenario gets a controller of its
+  own, which reconciles only the AppWrappers labelled `awconf.dev/controller: <its namespace>`
+  (the shared one skips them), and runs beside the others; with any other controller they run
+  alone. With the `process` controller mode the controller is killed with SIGKILL; the
+  embedded controller's task is aborted (reconciles in flight are dropped unfinished).
 
   Scenario: Killed while Running, it finds the pods that succeeded meanwhile
     Given an AppWrapper "running" wrapping a Job with 1 pod
@@ -102,7 +105,8 @@ Feature: Restart safety
     # §4.7), kept in the status. The controller is back about 19 s into the 25 s period: the
     # pods must be forced at about 25 s and the workload Suspended by about 35 s (a controller
     # that re-checks every 5 s may force up to 5 s late and see the pods gone 5 s after),
-    # not forced 25 s after the restart (44 s).
+    # not forced 25 s after the restart (44 s). The period starts only once DeletingResources
+    # is True, which may be a write after the one that entered Suspending.
     Given an AppWrapper "stuck" wrapping a Job with 2 pods
     And its pods hang on deletion
     And its annotation "forcefulDeletionGracePeriodDuration" is "25s"
@@ -110,6 +114,7 @@ Feature: Restart safety
     Then 2 pods of it are Running within 60 seconds
     When Kueue deactivates its workload
     Then it reaches phase Suspending within 30 seconds
+    And its DeletingResources condition is True within 30 seconds
     When the controller is killed
     Then it stays Suspending for 18 seconds
     When the controller is started again

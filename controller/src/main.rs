@@ -14,7 +14,7 @@ use appwrapper_controller::endpoints::{
 };
 use appwrapper_controller::metrics::Metrics;
 use appwrapper_controller::namespace::operator_namespace;
-use appwrapper_controller::run::run_with_metrics;
+use appwrapper_controller::run::run_selected;
 use appwrapper_controller::webhook::{
     DEFAULT_CERT_DIR, ServerOptions, WebhookServer, Webhooks, serve,
 };
@@ -57,6 +57,10 @@ struct Args {
     /// Address of the webhook server (HTTPS).
     #[arg(long, default_value = ":9443")]
     webhook_bind_address: String,
+    /// Reconcile only the AppWrappers that match this label selector (e.g. `shard=a` or
+    /// `!shard`), so that several controllers can share a cluster. Default: all of them.
+    #[arg(long, value_name = "SELECTOR")]
+    appwrapper_selector: Option<String>,
 }
 
 enum ConfigSource {
@@ -184,7 +188,8 @@ async fn main() -> anyhow::Result<()> {
             () = shutdown_signal() => return Ok(()),
         }
     }
-    let mut handle = run_with_metrics(config, client, metrics).await?;
+    let mut handle =
+        run_selected(config, client, metrics, args.appwrapper_selector.clone()).await?;
     tokio::select! {
         result = &mut handle => result,
         _ = shutdown_signal() => {

@@ -132,12 +132,30 @@ pub async fn run_with_metrics(
     client: Client,
     metrics: Arc<Metrics>,
 ) -> anyhow::Result<Handle> {
+    run_selected(config, client, metrics, None).await
+}
+
+/// [`run_with_metrics`] for the AppWrappers that match a label selector only (all of them
+/// with `None`), so that controllers can share a cluster, each with its own AppWrappers.
+pub async fn run_selected(
+    config: Config,
+    client: Client,
+    metrics: Arc<Metrics>,
+    selector: Option<String>,
+) -> anyhow::Result<Handle> {
     config.validate()?;
     let appwrappers: Api<AppWrapper> = Api::all(client.clone());
-    appwrappers
-        .list(&ListParams::default().limit(1))
-        .await
-        .context("the AppWrapper API is not served; is the CRD installed?")?;
+    let mut probe = ListParams::default().limit(1);
+    if let Some(selector) = &selector {
+        probe = probe.labels(selector);
+    }
+    appwrappers.list(&probe).await.map_err(|e| match &selector {
+        Some(selector) => anyhow::Error::new(e).context(format!(
+            "listing the AppWrappers that match the selector {selector:?} failed; is the selector valid and the CRD installed?"
+        )),
+        None => anyhow::Error::new(e)
+            .context("the AppWrapper API is not served; is the CRD installed?"),
+    })?;
     let elector = if config.controller_manager.leader_election {
         let settings = LeaseSettings::from_config(&config)?;
         Some(LeaderElector::new(client.clone(), settings))
@@ -148,7 +166,9 @@ pub async fn run_with_metrics(
     let (stop_tx, stop_rx) = oneshot::channel::<()>();
     let reconciler = {
         let metrics = Arc::clone(&metrics);
-        move |stop: oneshot::Receiver<()>| reconcile_until(config, client, metrics, stop)
+        move |stop: oneshot::Receiver<()>| {
+            reconcile_until(config, client, metrics, selector.clone(), stop)
+        }
     };
     let task = tokio::spawn(async move {
         match elector {
@@ -169,6 +189,7 @@ async fn reconcile_until(
     config: Config,
     client: Client,
     metrics: Arc<Metrics>,
+    selector: Option<String>,
     stop: oneshot::Receiver<()>,
 ) {
     let appwrappers: Api<AppWrapper> = Api::all(client.clone());
@@ -202,8 +223,11 @@ async fn reconcile_until(
     let (store, writer) = reflector::store();
     let queued = Arc::clone(&ctx.metrics);
     // managedFields can outweigh the rest of an AppWrapper, and nothing here reads them.
-    let watched = watcher(appwrappers, watcher::Config::default())
-        .modify(|aw| aw.managed_fields_mut().clear());
+    let selected = match &selector {
+        Some(selector) => watcher::Config::default().labels(selector),
+        None => watcher::Config::default(),
+    };
+    let watched = watcher(appwrappers, selected).modify(|aw| aw.managed_fields_mut().clear());
     let triggers = reflector::reflector(writer, watched)
         .applied_objects()
         .inspect_ok(move |aw| queued.queue_add(key_of(&ObjectRef::from_obj(aw))));
@@ -220,6 +244,7 @@ async fn reconcile_until(
         .default_backoff()
         .inspect_ok(move |event| caches.job_event(event))
         .touched_objects();
+    let listed = store.clone();
     let mut controller = Controller::for_stream(triggers, store)
         .watches_stream(pods, owner(&ctx.metrics))
         .watches_stream(jobs, owner(&ctx.metrics));
@@ -227,8 +252,9 @@ async fn reconcile_until(
         controller =
             controller.reconcile_on(unhealthy_node_triggers(writer, autopilot, &client, &ctx));
     }
+    let stop = stop.shared();
     let controller = controller
-        .graceful_shutdown_on(stop.map(|_| ()))
+        .graceful_shutdown_on(stop.clone().map(|_| ()))
         .run(reconcile, error_policy, ctx)
         .for_each(move |result| {
             if let Err(e) = result {
@@ -241,8 +267,17 @@ async fn reconcile_until(
             }
             future::ready(())
         });
+    // kube-runtime holds its runner until the AppWrapper store has listed, and a graceful
+    // shutdown cuts that list off: stopped before the list, it would wait for ever. No
+    // reconcile has begun then, so ending at once loses nothing.
+    let stopped_unlisted = async move {
+        let _ = stop.await;
+        if listed.wait_until_ready().now_or_never().is_some() {
+            future::pending::<()>().await;
+        }
+    };
     tracing::info!("appwrapper controller started");
-    controller.await;
+    future::select(Box::pin(controller), Box::pin(stopped_unlisted)).await;
     tracing::info!("appwrapper controller stopped");
 }
 

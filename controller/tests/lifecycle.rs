@@ -216,3 +216,26 @@ async fn deleting_a_running_appwrapper_removes_its_resources_before_the_finalize
     assert_eq!(labelled_pods(&client, ns, "doomed").await, 0);
     assert!(jobs.get_opt("doomed-job").await.unwrap().is_none());
 }
+
+/// kube-runtime holds its runner until the AppWrapper store has listed; a stop that comes
+/// first must not wait for that list, which the stop itself cuts off.
+#[tokio::test]
+async fn a_controller_stopped_as_soon_as_it_starts_stops() {
+    let (cluster, _) = clusters::kueue::shared(&clusters::kueue::test_source().unwrap()).unwrap();
+    let client = cluster.client().await.unwrap();
+    for _ in 0..3 {
+        // A selector nothing matches keeps it away from the other tests' AppWrappers.
+        let handle = appwrapper_controller::run::run_selected(
+            Config::default(),
+            client.clone(),
+            Arc::default(),
+            Some("awconf.test/nobody=none".into()),
+        )
+        .await
+        .unwrap();
+        tokio::time::timeout(Duration::from_secs(20), handle.shutdown())
+            .await
+            .expect("stopped within 20 s")
+            .unwrap();
+    }
+}

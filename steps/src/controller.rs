@@ -3,11 +3,13 @@
 //! restart it.
 
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 use std::time::Duration;
 
 use anyhow::Context as _;
 use appwrapper_controller::config::Config;
 use appwrapper_controller::duration::GoDuration;
+use appwrapper_controller::metrics::Metrics;
 use appwrapper_controller::run::Handle;
 use clusters::install::scale::Workload;
 use clusters::process::Process;
@@ -32,6 +34,10 @@ pub fn suite_config() -> Config {
     config
 }
 
+/// The label that gives an AppWrapper to a scenario's own controller (its value is the
+/// scenario's namespace); the shared controller leaves AppWrappers with it alone.
+pub const OWN_CONTROLLER_LABEL: &str = "awconf.dev/controller";
+
 enum Running {
     Embedded(Handle),
     Child(Process),
@@ -53,6 +59,8 @@ pub struct ControllerUnderTest {
     certificate_mount: Option<tokio::task::JoinHandle<()>>,
     /// The Deployment of an in-cluster controller.
     workload: Option<Workload>,
+    /// The label selector of the AppWrappers it reconciles (`None`: all).
+    selector: Option<String>,
 }
 
 impl Drop for ControllerUnderTest {
@@ -89,7 +97,38 @@ impl ControllerUnderTest {
             webhook: None,
             certificate_mount: None,
             workload: None,
+            selector: None,
         })
+    }
+
+    /// Where scenarios that stop the controller get one of their own, the shared one leaves
+    /// their AppWrappers to them.
+    pub fn shared(mut self) -> Self {
+        if self.mode.starts_own_controllers() {
+            self.selector = Some(format!("!{OWN_CONTROLLER_LABEL}"));
+        }
+        self
+    }
+
+    /// A controller of the same mode and settings for the AppWrappers labelled for
+    /// `namespace` alone, writing its configuration and log into `dir`. It serves no webhooks
+    /// (the shared controller does), no metrics or health endpoints, and elects no leader.
+    pub fn own(&self, namespace: &str, dir: &Path) -> anyhow::Result<Self> {
+        anyhow::ensure!(
+            self.mode.starts_own_controllers(),
+            "the {} controller cannot be started once more for one scenario",
+            self.mode.name()
+        );
+        let mut config = self.config.clone();
+        config.webhooks_enabled = false;
+        let manager = &mut config.controller_manager;
+        manager.metrics.bind_address = "0".into();
+        manager.health.bind_address = "0".into();
+        manager.leader_election = false;
+        std::fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
+        let mut own = ControllerUnderTest::new(self.mode.clone(), config, &self.kubeconfig, dir)?;
+        own.selector = Some(format!("{OWN_CONTROLLER_LABEL}={namespace}"));
+        Ok(own)
     }
 
     /// A child controller serves its webhooks at `endpoint` (with `webhooksEnabled` in its
@@ -158,9 +197,14 @@ impl ControllerUnderTest {
         }
         let running = match &self.mode {
             ControllerMode::Embedded => Running::Embedded(
-                appwrapper_controller::run::run(self.config.clone(), client.clone())
-                    .await
-                    .context("starting the embedded controller")?,
+                appwrapper_controller::run::run_selected(
+                    self.config.clone(),
+                    client.clone(),
+                    Arc::new(Metrics::default()),
+                    self.selector.clone(),
+                )
+                .await
+                .context("starting the embedded controller")?,
             ),
             ControllerMode::Process { binary } => {
                 let binary = match binary {
@@ -173,6 +217,9 @@ impl ControllerUnderTest {
                     "--config-file".to_string(),
                     self.config_path.display().to_string(),
                 ];
+                if let Some(selector) = &self.selector {
+                    args.extend(["--appwrapper-selector".to_string(), selector.clone()]);
+                }
                 if let Some(webhook) = &self.webhook {
                     args.extend([
                         "--webhook-cert-dir".to_string(),
@@ -384,5 +431,45 @@ mod tests {
         assert!(ft.warmup_grace_period <= GoDuration::from_secs(60));
         let text = serde_saphyr::to_string(&config).unwrap();
         assert_eq!(Config::from_yaml(&text).unwrap(), config);
+    }
+
+    #[test]
+    fn an_own_controller_takes_only_its_namespace_and_serves_nothing() {
+        let dir = tempfile::tempdir().unwrap();
+        let process = ControllerMode::Process { binary: None };
+        let mut config = suite_config();
+        config.webhooks_enabled = true;
+        config.controller_manager.leader_election = true;
+        let shared = ControllerUnderTest::new(process, config, Path::new("/k"), dir.path())
+            .unwrap()
+            .shared();
+        assert_eq!(shared.selector.as_deref(), Some("!awconf.dev/controller"));
+
+        let own = shared.own("ns-1", &dir.path().join("own")).unwrap();
+        assert_eq!(own.selector.as_deref(), Some("awconf.dev/controller=ns-1"));
+        let text = std::fs::read_to_string(dir.path().join("own/controller-config.yaml")).unwrap();
+        let written = Config::from_yaml(&text).unwrap();
+        assert!(!written.webhooks_enabled);
+        assert!(!written.controller_manager.leader_election);
+        assert_eq!(written.controller_manager.metrics.bind_address, "0");
+        assert_eq!(written.controller_manager.health.bind_address, "0");
+        assert_eq!(
+            own.log_path(),
+            Some(dir.path().join("own/controller.log").as_path())
+        );
+    }
+
+    #[test]
+    fn only_our_controller_started_here_is_shared_with_own_controllers() {
+        let dir = tempfile::tempdir().unwrap();
+        let reference = ControllerMode::Reference {
+            version: "v1.2.2".into(),
+        };
+        let shared =
+            ControllerUnderTest::new(reference, suite_config(), Path::new("/k"), dir.path())
+                .unwrap()
+                .shared();
+        assert_eq!(shared.selector, None);
+        assert!(shared.own("ns-1", &dir.path().join("own")).is_err());
     }
 }

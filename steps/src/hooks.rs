@@ -13,6 +13,7 @@ use kube::api::{Api, DeleteParams, DynamicObject, ListParams, Patch, PatchParams
 use serde_json::json;
 
 use crate::kube_util;
+use crate::options::ControllerMode;
 use crate::report::gherkin::ScenarioText;
 use crate::report::{ScenarioRecord, artifacts, events};
 use crate::world::{AwWorld, Undo};
@@ -20,8 +21,29 @@ use crate::world::{AwWorld, Undo};
 /// How long cleanup waits for the AppWrappers of a scenario to be gone.
 const CLEANUP_TIMEOUT: Duration = Duration::from_secs(90);
 
-pub fn is_serial(feature: &Feature, rule: Option<&Rule>, scenario: &Scenario) -> bool {
-    has_tag(feature, rule, scenario, "serial")
+/// The tag of scenarios that stop the controller under test but need not run alone where
+/// the harness can give them a controller of their own.
+pub const OWN_CONTROLLER_TAG: &str = "own-controller";
+
+/// Whether the scenario runs with a controller of its own: tagged `@own-controller`, under a
+/// controller mode the harness can start once more for it.
+pub fn has_own_controller(
+    mode: &ControllerMode,
+    feature: &Feature,
+    rule: Option<&Rule>,
+    scenario: &Scenario,
+) -> bool {
+    mode.starts_own_controllers() && has_tag(feature, rule, scenario, OWN_CONTROLLER_TAG)
+}
+
+/// Whether the scenario runs alone: tagged `@serial`, and without a controller of its own.
+pub fn is_serial(
+    mode: &ControllerMode,
+    feature: &Feature,
+    rule: Option<&Rule>,
+    scenario: &Scenario,
+) -> bool {
+    has_tag(feature, rule, scenario, "serial") && !has_own_controller(mode, feature, rule, scenario)
 }
 
 fn has_tag(feature: &Feature, rule: Option<&Rule>, scenario: &Scenario, tag: &str) -> bool {
@@ -39,10 +61,18 @@ pub async fn before(
     scenario: &Scenario,
     world: &mut AwWorld,
 ) {
-    let serial = is_serial(feature, rule, scenario);
+    let mode = &world.h.options.controller;
+    let serial = is_serial(mode, feature, rule, scenario);
+    let own_controller = has_own_controller(mode, feature, rule, scenario);
     let upgrades_kueue = has_tag(feature, rule, scenario, crate::options::KUEUE_UPGRADE_TAG);
     if let Err(e) = world
-        .setup(&feature.name, &scenario.name, serial, upgrades_kueue)
+        .setup(
+            &feature.name,
+            &scenario.name,
+            serial,
+            upgrades_kueue,
+            own_controller,
+        )
         .await
     {
         // The harness boundary: cucumber turns this into a failed Before hook.
@@ -102,7 +132,15 @@ async fn finish(w: &mut AwWorld, text: ScenarioText, step_failure: Option<String
         record(w, text, step_failure, None, Vec::new());
         return problems;
     }
-    {
+    if let Some(own) = &mut w.own_controller {
+        if !own.is_running()
+            && let Err(e) = own.start(&w.h.watch_client).await
+        {
+            problems.push(format!(
+                "the scenario's own controller could not be started again: {e:#}"
+            ));
+        }
+    } else {
         let mut controller = w.h.controller.lock().await;
         if !controller.is_running()
             && let Err(e) = controller.start(&w.h.watch_client).await
@@ -162,6 +200,11 @@ async fn finish(w: &mut AwWorld, text: ScenarioText, step_failure: Option<String
     record(w, text, failure, artifacts_dir, events);
     if !keep && let Err(e) = delete_namespace(w).await {
         tracing::warn!("deleting namespace {}: {e:#}", w.ns);
+    }
+    if let Some(mut own) = w.own_controller.take()
+        && let Err(e) = own.stop().await
+    {
+        tracing::warn!("stopping the own controller of {}: {e:#}", w.ns);
     }
     problems
 }
@@ -362,5 +405,34 @@ async fn delete_namespace(w: &AwWorld) -> anyhow::Result<()> {
         Ok(_) => Ok(()),
         Err(kube::Error::Api(e)) if e.code == 404 => Ok(()),
         Err(e) => Err(e.into()),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::path::Path;
+
+    use super::*;
+    use crate::features::parse_text;
+
+    #[rstest::rstest]
+    #[case::embedded_restart(ControllerMode::Embedded, "@serial @own-controller", false, true)]
+    #[case::process_restart(ControllerMode::Process { binary: None }, "@serial @own-controller", false, true)]
+    #[case::reference_restart(ControllerMode::Reference { version: "v1.2.2".into() }, "@serial @own-controller", true, false)]
+    #[case::in_cluster_restart(ControllerMode::InCluster { image: None }, "@serial @own-controller", true, false)]
+    #[case::kueue_upgrade(ControllerMode::Embedded, "@serial @kueue-upgrade", true, false)]
+    #[case::plain(ControllerMode::Embedded, "@kueue", false, false)]
+    #[case::own_without_serial(ControllerMode::Embedded, "@own-controller", false, true)]
+    fn a_scenario_that_stops_the_controller_runs_alone_unless_it_has_its_own(
+        #[case] mode: ControllerMode,
+        #[case] tags: &str,
+        #[case] serial: bool,
+        #[case] own: bool,
+    ) {
+        let text = format!("{tags}\nFeature: F\n  Scenario: S\n    Given a step\n");
+        let feature = parse_text(Path::new("f.feature"), &text).unwrap();
+        let scenario = &feature.scenarios[0];
+        assert_eq!(is_serial(&mode, &feature, None, scenario), serial);
+        assert_eq!(has_own_controller(&mode, &feature, None, scenario), own);
     }
 }

@@ -5,6 +5,7 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use anyhow::Context as _;
+use cucumber::runner::basic::ScenarioType;
 use cucumber::{World as _, WriterExt as _, writer};
 use futures::FutureExt as _;
 
@@ -128,6 +129,7 @@ async fn run_features(h: &Harness, plan: Plan, upgrade: KueueUpgrade) -> anyhow:
     let json = std::fs::File::create(&json_path)
         .with_context(|| format!("creating {}", json_path.display()))?;
     let mode = o.controller.clone();
+    let serial_mode = mode.clone();
     let capabilities = h.capabilities;
     let Plan {
         features,
@@ -138,6 +140,13 @@ async fn run_features(h: &Harness, plan: Plan, upgrade: KueueUpgrade) -> anyhow:
     AwWorld::cucumber::<std::path::PathBuf>()
         .with_parser(Prepared)
         .max_concurrent_scenarios(o.concurrency.max(1))
+        .which_scenario(move |feature, rule, scenario| {
+            if hooks::is_serial(&serial_mode, feature, rule, scenario) {
+                ScenarioType::Serial
+            } else {
+                ScenarioType::Concurrent
+            }
+        })
         .retries((o.retries > 0).then_some(o.retries))
         .before(|feature, rule, scenario, world| {
             hooks::before(feature, rule, scenario, world).boxed_local()

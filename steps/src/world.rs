@@ -11,6 +11,7 @@ use k8s_openapi::api::core::v1::Namespace;
 use kube::api::{Api, PostParams};
 use serde_json::{Value, json};
 
+use crate::controller::ControllerUnderTest;
 use crate::harness::{FLAVOR, Harness};
 use crate::report::logs::LogMarks;
 use crate::steps::subject::Subject;
@@ -74,6 +75,9 @@ pub struct AwWorld {
     pub upgrades_kueue: bool,
     /// The pods of each submitted AppWrapper (name and uid) just before Kueue was upgraded.
     pub pods_before_upgrade: BTreeMap<String, Vec<(String, String)>>,
+    /// The controller of this scenario's AppWrappers alone (`@own-controller`, where the mode
+    /// allows): the one its steps stop, kill and restart.
+    pub own_controller: Option<ControllerUnderTest>,
 }
 
 /// What the API server answered to a creation or update the scenario tried.
@@ -120,18 +124,21 @@ impl AwWorld {
             attempt: None,
             upgrades_kueue: false,
             pods_before_upgrade: BTreeMap::new(),
+            own_controller: None,
         })
     }
 
     /// Before the first step: take the serial lock, then create the namespace, the
-    /// ClusterQueue and the LocalQueue. While Kueue still runs the release the upgrade
-    /// scenario starts from, no other scenario may begin.
+    /// ClusterQueue and the LocalQueue, and start the scenario's own controller if it has one.
+    /// While Kueue still runs the release the upgrade scenario starts from, no other scenario
+    /// may begin.
     pub async fn setup(
         &mut self,
         feature: &str,
         scenario: &str,
         serial: bool,
         upgrades_kueue: bool,
+        own_controller: bool,
     ) -> anyhow::Result<()> {
         self.feature = feature.to_string();
         self.scenario = scenario.to_string();
@@ -193,6 +200,24 @@ impl AwWorld {
         self.note(format!(
             "namespace {} with ClusterQueue {}",
             self.ns, self.cluster_queue
+        ));
+        if own_controller {
+            self.start_own_controller().await?;
+        }
+        Ok(())
+    }
+
+    async fn start_own_controller(&mut self) -> anyhow::Result<()> {
+        let dir = self.h.options.report_dir.join("controllers").join(&self.ns);
+        let mut own = self.h.controller.lock().await.own(&self.ns, &dir)?;
+        own.start(&self.h.watch_client)
+            .await
+            .context("starting the scenario's own controller")?;
+        self.own_controller = Some(own);
+        self.note(format!(
+            "a controller of its own for the AppWrappers labelled {}={}",
+            crate::controller::OWN_CONTROLLER_LABEL,
+            self.ns
         ));
         Ok(())
     }

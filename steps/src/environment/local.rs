@@ -90,7 +90,8 @@ async fn controller_with_webhooks(
         config.clone(),
         cluster.kubeconfig(),
         &options.report_dir,
-    )?;
+    )?
+    .shared();
     // A child controller serves the webhooks itself, so they are down while it is: there
     // they fail open, or `@serial` scenarios could not create AppWrappers meanwhile (no
     // other scenario runs then). The embedded server outlives the controller: fail closed.

@@ -111,6 +111,16 @@ impl ControllerMode {
         )
     }
 
+    /// Whether the harness can start more of this controller, each reconciling only the
+    /// AppWrappers labelled for it (our controller, embedded or as a process): a scenario that
+    /// stops the controller then gets one of its own and runs beside the others.
+    pub fn starts_own_controllers(&self) -> bool {
+        matches!(
+            self,
+            ControllerMode::Embedded | ControllerMode::Process { .. }
+        )
+    }
+
     /// A child process that the suite starts and kills (our binary or the reference).
     pub fn is_child(&self) -> bool {
         matches!(

@@ -8,6 +8,7 @@ use serde_json::{Value, json};
 
 use super::subject::Subject;
 use crate::annotations;
+use crate::controller::OWN_CONTROLLER_LABEL;
 use crate::fixtures::{self, PodSteer};
 use crate::harness::FLAVOR_TOLERATION_KEY;
 use crate::kube_util;
@@ -151,13 +152,11 @@ async fn submit(w: &mut AwWorld, subject: &Subject, how: Submission) -> anyhow::
         .remove(&name)
         .with_context(|| format!("AppWrapper {name} was not defined (or was already submitted)"))?;
     aw["metadata"]["namespace"] = json!(w.ns);
+    if w.own_controller.is_some() {
+        set_label(&mut aw, OWN_CONTROLLER_LABEL, &w.ns);
+    }
     match how {
-        Submission::Queued => {
-            if !aw["metadata"]["labels"].is_object() {
-                aw["metadata"]["labels"] = json!({});
-            }
-            aw["metadata"]["labels"][QUEUE_NAME_LABEL] = json!(LOCAL_QUEUE);
-        }
+        Submission::Queued => set_label(&mut aw, QUEUE_NAME_LABEL, LOCAL_QUEUE),
         Submission::Unmanaged { suspended } => {
             if suspended {
                 aw["spec"]["suspend"] = json!(true);
@@ -176,6 +175,13 @@ async fn submit(w: &mut AwWorld, subject: &Subject, how: Submission) -> anyhow::
         }
     ));
     Ok(())
+}
+
+fn set_label(aw: &mut Value, key: &str, value: &str) {
+    if !aw["metadata"]["labels"].is_object() {
+        aw["metadata"]["labels"] = json!({});
+    }
+    aw["metadata"]["labels"][key] = json!(value);
 }
 
 /// Outside Kueue no flavor places the pods, so the suite does what a user of KWOK does: the
