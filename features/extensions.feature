@@ -53,3 +53,18 @@ Feature: Beyond the reference operator
     When it is deleted
     Then it is gone within 30 seconds
     And the Pod "taken" keeps existing for 5 seconds
+
+  @gpu
+  Scenario: A node that Autopilot marks for eviction is noticed at once
+    # The reference notices an EVICT label at its next periodic re-examination of the
+    # AppWrapper (60 s, so "Fault tolerance" allows 90 s); we look at the AppWrappers with pods
+    # on a node as soon as one of its resources turns NoExecute.
+    Given an AppWrapper "evicted" wrapping a Job with 1 pod
+    And its pods request 1 GPU
+    And it has a node of its own with 2 GPUs
+    When it is submitted to the LocalQueue
+    Then 1 pod of it is Running within 60 seconds
+    When the node of its pod is labelled "autopilot.ibm.com/gpuhealth=EVICT"
+    Then it reaches phase Resetting within 10 seconds
+    And its Unhealthy condition is True with reason AutopilotNoExecute
+    And its resettingCount is 0

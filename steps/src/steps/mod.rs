@@ -15,8 +15,9 @@
 //!   seconds | request N CPU | request N GPU`; `the pods of component N ...`; `S has the
 //!   annotations:` (table; short keys get the `workload.codeflare.dev.appwrapper/` prefix; an
 //!   unknown key fails, see [`crate::annotations`]); `S's annotation "k" is "v"`; `S has
-//!   priority class "p"`; `S's spec.managedBy is "m"`; `S has a node of its own` (a
-//!   fake node made for its pods alone, so that breaking it disturbs no other scenario);
+//!   priority class "p"`; `S's spec.managedBy is "m"`; `S has a node of its own [with N
+//!   GPUs]` (a fake node made for its pods alone, so that breaking it disturbs no other
+//!   scenario);
 //! - submit: `S is submitted to the LocalQueue`; `S is created [suspended] outside Kueue`;
 //! - queues: `the ClusterQueue has a quota of N CPU`; `the ClusterQueue preempts
 //!   lower-priority workloads`; `the ClusterQueue has N CPU on each of the ResourceFlavors:`

@@ -30,13 +30,16 @@ async fn node_of(w: &mut AwWorld, subject: &Subject) -> anyhow::Result<String> {
 /// The label and the taint that keep a scenario's own node to its own pods.
 const OWN_NODE_KEY: &str = "awconf.dev/own-node";
 
-#[given(regex = r#"^(it|the AppWrapper(?: "[^"]+")?) has a node of its own$"#)]
-async fn node_of_their_own(w: &mut AwWorld, subject: Subject) -> anyhow::Result<()> {
+#[given(
+    regex = r#"^(it|the AppWrapper(?: "[^"]+")?) has a node of its own(?: with (\d+) GPUs?)?$"#
+)]
+async fn node_of_their_own(w: &mut AwWorld, subject: Subject, gpus: String) -> anyhow::Result<()> {
     let name = w.select(&subject)?;
     let node = format!("own-{}", w.ns);
+    let gpus = if gpus.is_empty() { 0 } else { gpus.parse()? };
     let shape = clusters::nodes::NodeShape {
         tainted: true,
-        ..clusters::nodes::NodeShape::gpu(0)
+        ..clusters::nodes::NodeShape::gpu(gpus)
     };
     let mut manifest = clusters::nodes::fake_node(&node, &shape)?;
     manifest
