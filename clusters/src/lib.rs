@@ -24,6 +24,7 @@ pub mod scratch;
 pub mod system_node;
 pub mod testing;
 pub mod toolchain;
+pub mod webhook_retry;
 
 pub use cluster::{Capabilities, Cluster, ClusterError};
 pub use existing::ExistingCluster;

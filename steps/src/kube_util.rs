@@ -5,6 +5,7 @@ use std::sync::Mutex;
 
 use anyhow::Context as _;
 use appwrapper_controller::api::{APPWRAPPER_LABEL, AppWrapper};
+use clusters::webhook_retry;
 use k8s_openapi::api::core::v1::Pod;
 use kube::api::{Api, DeleteParams, DynamicObject, ListParams, Patch, PatchParams, PostParams};
 use kube::core::GroupVersionKind;
@@ -39,8 +40,9 @@ pub async fn get_appwrapper(
 pub async fn create_appwrapper(client: &kube::Client, object: &Value) -> anyhow::Result<Value> {
     let namespace = object["metadata"]["namespace"].as_str().unwrap_or_default();
     let aw: DynamicObject = serde_json::from_value(object.clone())?;
-    let created = appwrappers(client, namespace)
-        .create(&PostParams::default(), &aw)
+    let api = appwrappers(client, namespace);
+    let params = PostParams::default();
+    let created = webhook_retry::write(|| api.create(&params, &aw))
         .await
         .with_context(|| format!("creating AppWrapper\n{}", crate::yaml::render(object)))?;
     Ok(to_value(&created))
@@ -52,8 +54,9 @@ pub async fn patch_appwrapper(
     name: &str,
     patch: &Value,
 ) -> anyhow::Result<()> {
-    appwrappers(client, namespace)
-        .patch(name, &PatchParams::default(), &Patch::Merge(patch))
+    let api = appwrappers(client, namespace);
+    let (params, patch) = (PatchParams::default(), Patch::Merge(patch));
+    webhook_retry::write(|| api.patch(name, &params, &patch))
         .await
         .with_context(|| format!("patching AppWrapper {namespace}/{name}"))?;
     Ok(())

@@ -105,12 +105,9 @@ pub async fn apply(client: &kube::Client, object: &Value) -> Result<(), ClusterE
         Some(ns) if namespaced => Api::namespaced_with(client.clone(), ns, &ar),
         _ => Api::all_with(client.clone(), &ar),
     };
-    api.patch(
-        name,
-        &PatchParams::apply("awconf").force(),
-        &Patch::Apply(object),
-    )
-    .await?;
+    let params = PatchParams::apply("awconf").force();
+    let patch = Patch::Apply(object);
+    crate::webhook_retry::write(|| api.patch(name, &params, &patch)).await?;
     Ok(())
 }
 

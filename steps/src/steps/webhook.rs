@@ -4,6 +4,7 @@
 use std::time::Duration;
 
 use anyhow::Context as _;
+use clusters::webhook_retry;
 use cucumber::{given, then, when};
 use k8s_openapi::api::authorization::v1::SubjectAccessReview;
 use k8s_openapi::api::rbac::v1::{Role, RoleBinding};
@@ -38,8 +39,9 @@ async fn try_create(
         .with_context(|| format!("AppWrapper {name} was not defined (or was already submitted)"))?;
     aw["metadata"]["namespace"] = json!(w.ns);
     let object: DynamicObject = serde_json::from_value(aw)?;
-    let result = kube_util::appwrappers(&client, &w.ns)
-        .create(&PostParams::default(), &object)
+    let api = kube_util::appwrappers(&client, &w.ns);
+    let params = PostParams::default();
+    let result = webhook_retry::write(|| api.create(&params, &object))
         .await
         .map(|_| ());
     let attempt = outcome(result)?;
@@ -227,14 +229,14 @@ async fn try_to_set(
             let mut aw = kube_util::to_value(&api.get(name_ref).await?);
             set_at(&mut aw, segments, value.clone())?;
             let object: DynamicObject = serde_json::from_value(aw)?;
-            Ok(
-                match api.replace(name_ref, &PostParams::default(), &object).await {
-                    Err(kube::Error::Api(status)) if status.code == 409 => {
-                        Check::NotYet(format!("conflict: {}", status.message))
-                    }
-                    result => Check::Done(outcome(result.map(|_| ()))?),
-                },
-            )
+            let params = PostParams::default();
+            let replace = || api.replace(name_ref, &params, &object);
+            Ok(match webhook_retry::write(replace).await {
+                Err(kube::Error::Api(status)) if status.code == 409 => {
+                    Check::NotYet(format!("conflict: {}", status.message))
+                }
+                result => Check::Done(outcome(result.map(|_| ()))?),
+            })
         },
     )
     .await?;
