@@ -13,6 +13,7 @@ pub mod report;
 pub mod rng;
 pub mod run;
 pub mod stand;
+pub mod stand_cpu;
 pub mod timeline;
 pub mod usage;
 
@@ -123,6 +124,7 @@ async fn measure(
         None => false,
     };
     let sampler = measured.then(|| usage::Sampler::start(Arc::clone(&target), in_process));
+    let stand_sampler = stand_cpu::Sampler::start();
     let namespace = format!("bench-{}-{}", settings.seed, std::process::id());
     let run = Run::begin(
         &stand.kubeconfig,
@@ -171,6 +173,7 @@ async fn measure(
     let started_at = run.started_at;
     let conclusion = run.conclude().await;
     let usage = sampler.map(usage::Sampler::finish);
+    let stand_cpu = stand_sampler.finish();
     // The audit log is written in batches.
     tokio::time::sleep(Duration::from_secs(2)).await;
     let log = std::fs::read_to_string(stand.cluster.audit_log_path()).unwrap_or_default();
@@ -207,6 +210,7 @@ async fn measure(
         unfinished: timeline.unfinished(),
         controller: usage,
         controller_client: subject.user_agent_product().map(str::to_string),
+        stand_cpu,
         requests,
         violations: conclusion.violations,
         pods_left: conclusion.pods_left,

@@ -35,6 +35,10 @@ pub struct RunReport {
     pub controller: Option<Usage>,
     /// The client name of the controller's requests in [`RunReport::requests`].
     pub controller_client: Option<String>,
+    /// CPU seconds by program of the whole stand (the API server, etcd, Kueue, the
+    /// controller, awconf itself with the bench's watches and the monitor, ...), spent from
+    /// the start of the run to the end of its cleanup.
+    pub stand_cpu: std::collections::BTreeMap<String, f64>,
     /// Received by the API server from the first creation to the end of the cleanup.
     pub requests: Requests,
     pub violations: Vec<String>,
@@ -54,6 +58,10 @@ impl RunReport {
         self.controller_client
             .as_deref()
             .map(|c| self.requests.of(c))
+    }
+
+    fn stand_cpu_total(&self) -> Option<f64> {
+        (!self.stand_cpu.is_empty()).then(|| self.stand_cpu.values().sum())
     }
 
     /// Requests of the clients whose name starts with `prefix`.
@@ -185,6 +193,26 @@ const ROWS: &[Row] = &[
         decimals: 2,
     },
     Row {
+        label: "CPU, whole stand (s)",
+        value: |r| r.stand_cpu_total(),
+        decimals: 1,
+    },
+    Row {
+        label: "CPU, whole stand, per ended workload (s)",
+        value: |r| {
+            let ended = r.tally.ended();
+            r.stand_cpu_total()
+                .filter(|_| ended > 0)
+                .map(|cpu| cpu / ended as f64)
+        },
+        decimals: 3,
+    },
+    Row {
+        label: "CPU, API server (s)",
+        value: |r| r.stand_cpu.get("kube-apiserver").copied(),
+        decimals: 1,
+    },
+    Row {
         label: "API requests, all clients",
         value: |r| Some(r.requests.total as f64),
         decimals: 0,
@@ -307,6 +335,20 @@ pub fn details(r: &RunReport) -> Vec<String> {
             r.subject
         ));
     }
+    if !r.stand_cpu.is_empty() {
+        let mut spent: Vec<(&String, &f64)> = r.stand_cpu.iter().collect();
+        spent.sort_by(|a, b| b.1.total_cmp(a.1));
+        let shown: Vec<String> = spent
+            .iter()
+            .take(10)
+            .map(|(name, s)| format!("{name} {s:.1}"))
+            .collect();
+        lines.push(format!(
+            "{}: CPU seconds by program: {}",
+            r.subject,
+            shown.join(", ")
+        ));
+    }
     let clients: Vec<String> = r
         .requests
         .by_client
@@ -387,6 +429,11 @@ mod tests {
             unfinished: vec![],
             controller: None,
             controller_client: Some("c".into()),
+            stand_cpu: [
+                ("kube-apiserver".to_string(), 30.0),
+                ("etcd".to_string(), 10.0),
+            ]
+            .into(),
             requests: Requests {
                 total: requests,
                 by_client: vec![("c".into(), requests)],
@@ -420,6 +467,44 @@ mod tests {
             .find(|l| l.starts_with("controller peak"))
             .unwrap();
         assert!(memory.ends_with("-       -       -"), "{memory}");
+    }
+
+    #[test]
+    fn the_stand_cpu_is_summed_per_ended_workload_and_shown_by_program() {
+        let mut r = report("ours", 1.0, 100);
+        r.tally.succeeded = 3;
+        r.tally.failed = 1;
+        let lines = table(std::slice::from_ref(&r));
+        let row = |label: &str| {
+            lines
+                .iter()
+                .find(|l| l.starts_with(label))
+                .unwrap()
+                .split_whitespace()
+                .last()
+                .unwrap()
+                .to_string()
+        };
+        assert_eq!(row("CPU, whole stand (s)"), "40.0");
+        assert_eq!(row("CPU, whole stand, per ended workload (s)"), "10.000");
+        assert_eq!(row("CPU, API server (s)"), "30.0");
+        assert!(
+            details(&r).contains(
+                &"ours: CPU seconds by program: kube-apiserver 30.0, etcd 10.0".to_string()
+            ),
+            "{:?}",
+            details(&r)
+        );
+        r.stand_cpu.clear();
+        let lines = table(&[r]);
+        let stand = lines
+            .iter()
+            .find(|l| l.starts_with("CPU, whole stand (s)"))
+            .unwrap();
+        assert!(
+            stand.ends_with('-'),
+            "no reading shows as none, not as zero: {stand}"
+        );
     }
 
     #[test]

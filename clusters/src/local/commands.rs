@@ -74,7 +74,8 @@ pub fn apiserver(w: &Path, ports: &Ports, reach: Reach) -> Vec<String> {
         "--service-cluster-ip-range=10.96.0.0/16".into(),
         "--allow-privileged=true".into(),
         "--enable-priority-and-fairness=false".into(),
-        "--profiling=false".into(),
+        // /debug/pprof, for the admin only: where a bench run's API-server time goes.
+        "--profiling=true".into(),
         // The aggregation layer identifies itself to extension API servers (Kueue's
         // visibility server) with this client certificate; without it they answer 403, their
         // APIService is unavailable, and namespace deletion hangs on stale discovery.
