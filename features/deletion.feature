@@ -12,7 +12,8 @@ Feature: Deletion of the wrapped resources
     When Kueue deactivates its workload
     Then it reaches phase Suspending within 30 seconds
     And it stays Suspending for 4 seconds
-    And it matches:
+    # DeletingResources may be written a reconcile after the phase.
+    And it matches within 30 seconds:
       """
       status:
         conditions:
@@ -48,7 +49,8 @@ Feature: Deletion of the wrapped resources
     When it is submitted to the LocalQueue
     Then it reaches phase Resetting within the detection period
     And it stays Resetting for 4 seconds
-    And it matches:
+    # DeletingResources may be written a reconcile after the phase.
+    And it matches within 30 seconds:
       """
       status:
         conditions:

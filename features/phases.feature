@@ -39,7 +39,8 @@ Feature: Phases
     Then it reaches phase Resuming within 30 seconds
     And it stays Resuming for 3 seconds
     And the monitor saw it go from Suspended to Resuming
-    And it matches:
+    # The component's refused create is recorded by a reconcile after the one that resumed it.
+    And it matches within 30 seconds:
       """
       metadata:
         finalizers: [workload.codeflare.dev/finalizer]

@@ -195,6 +195,15 @@ mod tests {
     }
 
     #[test]
+    fn this_process_is_in_its_own_family() {
+        let all = read_all();
+        let me = std::process::id();
+        let family = family(me, &all);
+        let found = family.iter().find(|p| p.pid == me).expect("this process");
+        assert!(!found.name.is_empty());
+    }
+
+    #[test]
     fn cpu_counts_from_the_first_reading_and_sums_by_program() {
         let mut meter = Meter::default();
         meter.add(&[&process(11, 10, "kube-apiserver", 40.0)]);
