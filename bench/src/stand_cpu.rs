@@ -82,20 +82,10 @@ impl Meter {
     }
 }
 
-fn ticks_per_second() -> f64 {
-    // SAFETY: sysconf reads a constant of the system.
-    let ticks = unsafe { libc::sysconf(libc::_SC_CLK_TCK) };
-    if ticks > 0 { ticks as f64 } else { 100.0 }
-}
-
 fn read_all() -> Vec<Process> {
-    let ticks = ticks_per_second();
-    let Ok(entries) = std::fs::read_dir("/proc") else {
-        return Vec::new();
-    };
-    entries
-        .flatten()
-        .filter_map(|e| e.file_name().to_str()?.parse::<u32>().ok())
+    let ticks = crate::usage::ticks_per_second();
+    crate::usage::pids()
+        .into_iter()
         .filter_map(|pid| {
             let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
             let (parent, cpu) = parse_stat(&stat)?;

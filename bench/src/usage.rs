@@ -98,7 +98,7 @@ pub fn parse_status(text: &str) -> Option<(u64, u64)> {
     Some((kib("VmRSS:")? * 1024, kib("VmHWM:")? * 1024))
 }
 
-fn ticks_per_second() -> f64 {
+pub(crate) fn ticks_per_second() -> f64 {
     // SAFETY: sysconf reads a constant of the system.
     let ticks = unsafe { libc::sysconf(libc::_SC_CLK_TCK) };
     if ticks > 0 { ticks as f64 } else { 100.0 }
@@ -119,15 +119,22 @@ fn read(pid: u32, ticks: f64) -> Option<(u32, Reading)> {
     ))
 }
 
-/// Every process of the process group `group`.
-pub fn read_group(group: u32) -> Vec<Reading> {
-    let ticks = ticks_per_second();
+/// The processes /proc lists now.
+pub(crate) fn pids() -> Vec<u32> {
     let Ok(entries) = std::fs::read_dir("/proc") else {
         return Vec::new();
     };
     entries
         .flatten()
         .filter_map(|e| e.file_name().to_str()?.parse::<u32>().ok())
+        .collect()
+}
+
+/// Every process of the process group `group`.
+pub fn read_group(group: u32) -> Vec<Reading> {
+    let ticks = ticks_per_second();
+    pids()
+        .into_iter()
         .filter_map(|pid| read(pid, ticks))
         .filter(|(g, _)| *g == group)
         .map(|(_, r)| r)
