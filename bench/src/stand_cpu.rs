@@ -4,8 +4,9 @@
 //! this says where a slower subject's time goes.
 
 use std::collections::BTreeMap;
-use std::sync::{Arc, Mutex};
 use std::time::Duration;
+
+use crate::usage::Periodic;
 
 /// One process as /proc shows it at one moment.
 #[derive(Clone, Debug, PartialEq)]
@@ -15,16 +16,6 @@ pub struct Process {
     /// Its program's file name (argv[0] without its directory).
     pub name: String,
     pub cpu_seconds: f64,
-}
-
-/// `(parent, CPU ticks)` from the text of /proc/PID/stat.
-pub fn parse_stat(text: &str) -> Option<(u32, u64)> {
-    // The command name may hold spaces and parentheses: the fields start after the last ')'.
-    let (_, rest) = text.rsplit_once(')')?;
-    let fields: Vec<&str> = rest.split_whitespace().collect();
-    let number = |i: usize| fields.get(i)?.parse::<u64>().ok();
-    let parent = u32::try_from(number(1)?).ok()?;
-    Some((parent, number(11)? + number(12)?))
 }
 
 /// The file name of argv[0] in the NUL-separated text of /proc/PID/cmdline.
@@ -88,53 +79,33 @@ fn read_all() -> Vec<Process> {
         .into_iter()
         .filter_map(|pid| {
             let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
-            let (parent, cpu) = parse_stat(&stat)?;
+            // Its own time only: a child's is counted as the child's.
+            let stat = crate::usage::parse_stat(&stat)?;
             let name = program_name(&std::fs::read(format!("/proc/{pid}/cmdline")).ok()?)?;
             Some(Process {
                 pid,
-                parent,
+                parent: stat.parent,
                 name,
-                cpu_seconds: cpu as f64 / ticks,
+                cpu_seconds: stat.own_ticks as f64 / ticks,
             })
         })
         .collect()
 }
 
 /// Samples this process's family every second until [`Sampler::finish`].
-pub struct Sampler {
-    meter: Arc<Mutex<Meter>>,
-    task: tokio::task::JoinHandle<()>,
-}
+pub struct Sampler(Periodic<Meter>);
 
 impl Sampler {
     pub fn start() -> Sampler {
         let me = std::process::id();
-        let take = move |meter: &Mutex<Meter>| {
-            let all = read_all();
-            if let Ok(mut m) = meter.lock() {
-                m.add(&family(me, &all));
-            }
-        };
-        let meter = Arc::new(Mutex::new(Meter::default()));
-        take(&meter);
-        let task = tokio::spawn({
-            let meter = Arc::clone(&meter);
-            async move {
-                loop {
-                    tokio::time::sleep(Duration::from_secs(1)).await;
-                    take(&meter);
-                }
-            }
-        });
-        Sampler { meter, task }
+        let take = move |meter: &mut Meter| meter.add(&family(me, &read_all()));
+        let mut meter = Meter::default();
+        take(&mut meter);
+        Sampler(Periodic::start(meter, Duration::from_secs(1), take))
     }
 
     pub fn finish(self) -> BTreeMap<String, f64> {
-        self.task.abort();
-        self.meter
-            .lock()
-            .map(|m| m.by_component())
-            .unwrap_or_default()
+        self.0.finish().by_component()
     }
 }
 
@@ -149,14 +120,6 @@ mod tests {
             name: name.into(),
             cpu_seconds: cpu,
         }
-    }
-
-    #[rstest::rstest]
-    #[case("42 (kube-apiserver) S 7 42 42 0 -1 4194560 100 0 0 0 250 50 7 3 20", Some((7, 300)))]
-    #[case("9 (a (weird) name) R 3 5 5 0 -1 0 0 0 0 0 1 2 3 4 20", Some((3, 3)))]
-    #[case("7 (short) R 1", None)]
-    fn stat_lines(#[case] text: &str, #[case] expected: Option<(u32, u64)>) {
-        assert_eq!(parse_stat(text), expected);
     }
 
     #[rstest::rstest]

@@ -78,15 +78,28 @@ impl Meter {
     }
 }
 
-/// `(process group, CPU ticks)` from the text of /proc/PID/stat.
-pub fn parse_stat(text: &str) -> Option<(u32, u64)> {
+/// What /proc/PID/stat says of a process.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Stat {
+    pub parent: u32,
+    pub group: u32,
+    /// User and system time of the process itself.
+    pub own_ticks: u64,
+    /// Those of its children it has waited for.
+    pub children_ticks: u64,
+}
+
+pub fn parse_stat(text: &str) -> Option<Stat> {
     // The command name may hold spaces and parentheses: the fields start after the last ')'.
     let (_, rest) = text.rsplit_once(')')?;
     let fields: Vec<&str> = rest.split_whitespace().collect();
     let number = |i: usize| fields.get(i)?.parse::<u64>().ok();
-    let group = u32::try_from(number(2)?).ok()?;
-    let ticks = number(11)? + number(12)? + number(13)? + number(14)?;
-    Some((group, ticks))
+    Some(Stat {
+        parent: u32::try_from(number(1)?).ok()?,
+        group: u32::try_from(number(2)?).ok()?,
+        own_ticks: number(11)? + number(12)?,
+        children_ticks: number(13)? + number(14)?,
+    })
 }
 
 /// `(VmRSS, VmHWM)` in bytes from the text of /proc/PID/status.
@@ -105,7 +118,8 @@ pub(crate) fn ticks_per_second() -> f64 {
 }
 
 fn read(pid: u32, ticks: f64) -> Option<(u32, Reading)> {
-    let (group, cpu) = parse_stat(&std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?)?;
+    let stat = parse_stat(&std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?)?;
+    let (group, cpu) = (stat.group, stat.own_ticks + stat.children_ticks);
     let (resident, peak) =
         parse_status(&std::fs::read_to_string(format!("/proc/{pid}/status")).ok()?)?;
     Some((
@@ -147,10 +161,41 @@ pub fn read_self() -> Vec<Reading> {
         .unwrap_or_default()
 }
 
-/// Samples in the background until [`Sampler::finish`].
-pub struct Sampler {
-    meter: Arc<Mutex<Meter>>,
+/// A meter fed by `take` every `period` in the background until [`Periodic::finish`].
+pub struct Periodic<M> {
+    meter: Arc<Mutex<M>>,
     task: tokio::task::JoinHandle<()>,
+}
+
+impl<M: Default + Send + 'static> Periodic<M> {
+    pub fn start(meter: M, period: Duration, take: impl Fn(&mut M) + Send + 'static) -> Self {
+        let meter = Arc::new(Mutex::new(meter));
+        let task = tokio::spawn({
+            let meter = Arc::clone(&meter);
+            async move {
+                loop {
+                    tokio::time::sleep(period).await;
+                    if let Ok(mut m) = meter.lock() {
+                        take(&mut m);
+                    }
+                }
+            }
+        });
+        Periodic { meter, task }
+    }
+
+    pub fn finish(self) -> M {
+        self.task.abort();
+        self.meter
+            .lock()
+            .map(|mut m| std::mem::take(&mut *m))
+            .unwrap_or_default()
+    }
+}
+
+/// Samples the controller in the background until [`Sampler::finish`].
+pub struct Sampler {
+    periodic: Periodic<Meter>,
     in_process: bool,
 }
 
@@ -161,40 +206,23 @@ pub type Target = Arc<AtomicU32>;
 impl Sampler {
     /// Samples `target`'s group, or this process when `in_process`.
     pub fn start(target: Target, in_process: bool) -> Sampler {
-        let take = {
-            let target = Arc::clone(&target);
-            move || match target.load(Ordering::SeqCst) {
-                _ if in_process => read_self(),
-                0 => Vec::new(),
-                pid => read_group(pid),
-            }
+        let take = move || match target.load(Ordering::SeqCst) {
+            _ if in_process => read_self(),
+            0 => Vec::new(),
+            pid => read_group(pid),
         };
-        let meter = Arc::new(Mutex::new(Meter::starting_from(&take())));
-        let task = tokio::spawn({
-            let meter = Arc::clone(&meter);
-            async move {
-                loop {
-                    tokio::time::sleep(Duration::from_millis(200)).await;
-                    let readings = take();
-                    if let Ok(mut m) = meter.lock() {
-                        m.add(&readings);
-                    }
-                }
-            }
+        let meter = Meter::starting_from(&take());
+        let periodic = Periodic::start(meter, Duration::from_millis(200), move |m: &mut Meter| {
+            m.add(&take())
         });
         Sampler {
-            meter,
-            task,
+            periodic,
             in_process,
         }
     }
 
     pub fn finish(self) -> Usage {
-        self.task.abort();
-        self.meter
-            .lock()
-            .map(|m| m.usage(self.in_process))
-            .unwrap_or_default()
+        self.periodic.finish().usage(self.in_process)
     }
 }
 
@@ -203,12 +231,27 @@ mod tests {
     use super::*;
     use rstest::rstest;
 
+    fn stat(parent: u32, group: u32, own_ticks: u64, children_ticks: u64) -> Stat {
+        Stat {
+            parent,
+            group,
+            own_ticks,
+            children_ticks,
+        }
+    }
+
     #[rstest]
-    #[case("42 (appwrapper-op) S 1 42 42 0 -1 4194560 100 0 0 0 250 50 7 3 20 0 12 0", Some((42, 310)))]
-    #[case("7 (a (weird) name) R 1 5 5 0 -1 0 0 0 0 0 1 2 3 4 20", Some((5, 10)))]
+    #[case(
+        "42 (appwrapper-op) S 1 42 42 0 -1 4194560 100 0 0 0 250 50 7 3 20 0 12 0",
+        Some(stat(1, 42, 300, 10))
+    )]
+    #[case(
+        "7 (a (weird) name) R 1 5 5 0 -1 0 0 0 0 0 1 2 3 4 20",
+        Some(stat(1, 5, 3, 7))
+    )]
     #[case("7 (short) R 1", None)]
     #[case("garbage", None)]
-    fn stat_lines(#[case] text: &str, #[case] expected: Option<(u32, u64)>) {
+    fn stat_lines(#[case] text: &str, #[case] expected: Option<Stat>) {
         assert_eq!(parse_stat(text), expected);
     }
 
@@ -247,6 +290,14 @@ mod tests {
         meter.add(&[reading(1, 0.0, 100, 110), reading(2, 0.0, 60, 70)]);
         assert_eq!(meter.usage(true).peak_resident_bytes, 160);
         assert!(meter.usage(true).in_process);
+    }
+
+    #[tokio::test]
+    async fn a_periodic_meter_is_fed_until_it_is_finished() {
+        let periodic = Periodic::start(0u32, Duration::from_millis(10), |n: &mut u32| *n += 1);
+        tokio::time::sleep(Duration::from_millis(100)).await;
+        let fed = periodic.finish();
+        assert!(fed >= 2, "fed {fed} times in 100 ms");
     }
 
     #[test]
