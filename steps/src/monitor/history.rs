@@ -152,10 +152,7 @@ impl History {
                 namespace: s.namespace.clone(),
                 name: s.name.clone(),
                 uid: s.uid.clone(),
-                created: s.object["metadata"]["creationTimestamp"]
-                    .as_str()
-                    .and_then(|t| DateTime::parse_from_rfc3339(t).ok())
-                    .map(|t| t.with_timezone(&Utc)),
+                created: s.created,
                 observations: Vec::new(),
                 dropped: 0,
             });
@@ -176,6 +173,15 @@ impl History {
             .collect();
         taken.sort_by(|a, b| (a.origin(), &a.name).cmp(&(b.origin(), &b.name)));
         taken
+    }
+
+    /// Whether an observation of the AppWrapper `namespace/name` satisfies `seen`.
+    pub fn any(&self, namespace: &str, name: &str, seen: impl Fn(&Observation) -> bool) -> bool {
+        self.by_uid
+            .values()
+            .filter(|h| h.namespace == namespace && h.name == name)
+            .flat_map(|h| h.observations.iter())
+            .any(seen)
     }
 
     pub fn len(&self) -> usize {

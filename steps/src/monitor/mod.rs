@@ -1,11 +1,13 @@
 //! The invariant monitor: one watch on every AppWrapper for the whole run. Each observed
 //! state is checked against the condition rules of its phase, each change against the phase
-//! graph (strictly: a change that is not an edge is accepted only across a re-list of the
-//! watch), and each release (`ResourcesDeployed` or `QuotaReserved` turning False, or the
-//! AppWrapper disappearing while deployed) against what is left of the workload. Violations
-//! are kept per namespace, so that the scenario owning the namespace fails; the phase changes
-//! seen feed the coverage picture of the report, and the observed states over time (bounded)
-//! the timelines of its scenario pages.
+//! graph and the condition timestamps, and each release (`ResourcesDeployed` or
+//! `QuotaReserved` leaving True, or the AppWrapper disappearing while deployed) against what
+//! is left of the workload. A re-list of the watch may skip states: a change that one step
+//! does not explain is then a violation too, since the states in between went unchecked (see
+//! [`tracker`]); a watch error alone loses nothing, as the watch resumes from its last
+//! resourceVersion or re-lists. Violations are kept per namespace, so that the scenario owning
+//! the namespace fails; the phase changes seen feed the coverage picture of the report, and
+//! the observed states over time (bounded) the timelines of its scenario pages.
 
 pub mod graph;
 pub mod history;
@@ -59,7 +61,8 @@ impl std::fmt::Display for Violation {
 pub enum TransitionKind {
     /// An edge of the graph, from one watch event to the next.
     Edge,
-    /// Across a re-list of the watch, which may have skipped states: the path is inferred.
+    /// Across a re-list of the watch, which skipped states: the path is inferred (and reported
+    /// as a violation, since the states in between went unchecked).
     Inferred,
     /// Not allowed by the graph (reported as a violation).
     Invalid,
@@ -100,7 +103,7 @@ impl Transition {
         let path: Vec<String> = self.path.iter().map(ToString::to_string).collect();
         let note = match self.kind {
             TransitionKind::Edge => "",
-            TransitionKind::Inferred => " (inferred across a re-list)",
+            TransitionKind::Inferred => " (inferred across a re-list: states missed, violation)",
             TransitionKind::Invalid => " (not an edge: violation)",
         };
         format!("{}{note}", path.join(" → "))
@@ -206,6 +209,22 @@ impl Monitor {
 
     /// Takes what was observed of the AppWrappers of `namespace` over time (for its
     /// timelines); the monitor forgets it.
+    /// Whether the monitor observed the AppWrapper with condition `kind` at `status`, with
+    /// `reason` when given: a state that may be too brief for a step to poll.
+    pub fn saw_condition(
+        &self,
+        namespace: &str,
+        name: &str,
+        kind: &str,
+        status: &str,
+        reason: Option<&str>,
+    ) -> bool {
+        lock(&self.state).history.any(namespace, name, |o| {
+            o.condition(kind)
+                .is_some_and(|c| c.status == status && reason.is_none_or(|r| c.reason == r))
+        })
+    }
+
     pub fn take_history(&self, namespace: &str) -> Vec<AppWrapperHistory> {
         lock(&self.state).history.take(namespace)
     }
@@ -234,8 +253,19 @@ impl Monitor {
         }
     }
 
+    /// Errors of the watch so far, in the whole run (an error belongs to no namespace).
     pub fn watch_errors(&self) -> usize {
         lock(&self.state).watch_errors
+    }
+
+    /// The phase changes of the AppWrappers of `namespace` inferred across a re-list (each is
+    /// also a violation).
+    pub fn inferred_in(&self, namespace: &str) -> usize {
+        lock(&self.state)
+            .transitions
+            .iter()
+            .filter(|t| t.namespace == namespace && t.kind == TransitionKind::Inferred)
+            .count()
     }
 
     /// Every edge of the diagram, and any other change seen, with how often it was taken.
@@ -419,7 +449,7 @@ mod tests {
         );
         assert_eq!(
             inferred.describe(),
-            "Running → Suspending → Suspended (inferred across a re-list)"
+            "Running → Suspending → Suspended (inferred across a re-list: states missed, violation)"
         );
         let invalid = transition(TransitionKind::Invalid, vec![Running, Suspended]);
         assert!(invalid.describe().ends_with("violation)"));

@@ -1,5 +1,13 @@
 //! The monitor's memory of every AppWrapper, fed one watch event at a time. Pure: each event
 //! yields its findings (violations, phase changes, and promises to check against the cluster).
+//!
+//! The watch loses nothing while it resumes from its last resourceVersion, even after an
+//! error; it can lose states only when it re-lists. So a re-list is where missed states are
+//! judged, per AppWrapper and so per namespace: an AppWrapper whose resourceVersion did not
+//! change missed nothing, one whose change a single step explains is checked as such, and any
+//! other (a phase change that is not an edge, a reset or a condition flip that left only
+//! traces, a disappearance while something was held, a first sighting past creation) is a
+//! violation in its namespace, since the states in between went unchecked.
 
 use std::collections::HashMap;
 
@@ -7,7 +15,7 @@ use appwrapper_controller::api::condition::RESOURCES_DEPLOYED;
 use chrono::{DateTime, Utc};
 
 use super::graph::Change;
-use super::leftovers::{Promise, Release};
+use super::leftovers::{Components, Promise, Release};
 use super::rules::{self, Snapshot};
 use super::{Transition, TransitionKind, Violation};
 
@@ -30,12 +38,24 @@ struct Known {
     state: Snapshot,
     /// The list in which (or after which) the state was observed.
     list: u64,
+    /// Every component named in the states seen so far.
+    components: Components,
 }
 
 #[derive(Default)]
 pub struct Tracker {
     known: HashMap<String, Known>,
     lists: u64,
+    /// A list was complete: what a later one delivers first was created since.
+    synced: bool,
+}
+
+/// How a state arrived.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Seen {
+    Listed,
+    Watched,
+    Deleted,
 }
 
 #[derive(Debug, Default)]
@@ -52,26 +72,39 @@ impl Tracker {
                 self.lists += 1;
                 Findings::default()
             }
-            Event::Listed(state) | Event::Changed(state) => self.observe(state, at, false),
-            Event::Deleted(state) => self.observe(state, at, true),
-            Event::ListDone => self.forget_unlisted(),
+            Event::Listed(state) => self.observe(state, at, Seen::Listed),
+            Event::Changed(state) => self.observe(state, at, Seen::Watched),
+            Event::Deleted(state) => self.observe(state, at, Seen::Deleted),
+            Event::ListDone => {
+                let findings = self.forget_unlisted(at);
+                self.synced = true;
+                findings
+            }
         }
     }
 
-    fn observe(&mut self, after: Snapshot, at: DateTime<Utc>, deleted: bool) -> Findings {
-        let previous = if deleted {
-            self.known.remove(&after.uid)
-        } else {
+    fn observe(&mut self, after: Snapshot, at: DateTime<Utc>, seen: Seen) -> Findings {
+        let deleted = seen == Seen::Deleted;
+        let previous = self.known.remove(&after.uid);
+        let created_unseen = previous.is_none() && seen == Seen::Listed && self.synced;
+        let relisted = previous
+            .as_ref()
+            .is_some_and(|p| p.list != self.lists && !p.state.same_version(&after));
+        let (before, mut components) = match previous {
+            Some(p) => (Some(p.state), p.components),
+            None => (None, Components::default()),
+        };
+        components.remember(&after);
+        if !deleted {
             self.known.insert(
                 after.uid.clone(),
                 Known {
                     state: after.clone(),
                     list: self.lists,
+                    components: components.clone(),
                 },
-            )
-        };
-        let relisted = previous.as_ref().is_some_and(|p| p.list != self.lists);
-        let before = previous.map(|p| p.state);
+            );
+        }
         let before_text = before
             .as_ref()
             .map(|b| crate::yaml::render_object(&b.object));
@@ -82,9 +115,15 @@ impl Tracker {
             .into_iter()
             .filter(|m| !known.contains(m))
             .collect();
+        if created_unseen && let Some(message) = rules::missed_creation(&after) {
+            messages.push(missed(&message));
+        }
         if let Some(before) = &before {
             let report = rules::check_change(before, &after, relisted);
             messages.extend(report.violations);
+            if !report.missed.is_empty() {
+                messages.push(missed(&report.missed.join("; ")));
+            }
             if let Some((from, to, change)) = report.transition {
                 let (kind, path) = match change {
                     Change::Edge => (TransitionKind::Edge, vec![from, to]),
@@ -105,6 +144,7 @@ impl Tracker {
                 findings.releases.push(Release {
                     promise: Promise::Released(report.released),
                     state: after.clone(),
+                    components: components.clone(),
                     before: before_text.clone(),
                 });
             }
@@ -117,6 +157,7 @@ impl Tracker {
             findings.releases.push(Release {
                 promise: Promise::Disappeared,
                 state: after,
+                components,
                 before: before_text,
             });
         }
@@ -124,7 +165,7 @@ impl Tracker {
     }
 
     /// After a re-list, the AppWrappers it did not deliver were deleted in the meantime.
-    fn forget_unlisted(&mut self) -> Findings {
+    fn forget_unlisted(&mut self, at: DateTime<Utc>) -> Findings {
         let lists = self.lists;
         let gone: Vec<String> = self
             .known
@@ -134,18 +175,32 @@ impl Tracker {
             .collect();
         let mut findings = Findings::default();
         for uid in gone {
-            if let Some(known) = self.known.remove(&uid)
-                && known.state.is_true(RESOURCES_DEPLOYED)
-            {
+            let Some(known) = self.known.remove(&uid) else {
+                continue;
+            };
+            if let Some(message) = rules::missed_disappearance(&known.state) {
+                findings
+                    .violations
+                    .push(violation(&known.state, missed(&message), None, at));
+            }
+            if known.state.is_true(RESOURCES_DEPLOYED) {
                 findings.releases.push(Release {
                     promise: Promise::Disappeared,
                     state: known.state,
+                    components: known.components,
                     before: None,
                 });
             }
         }
         findings
     }
+}
+
+/// The violation of states a re-list skipped: the monitor could not check them.
+fn missed(evidence: &str) -> String {
+    format!(
+        "the watch re-listed and missed states of this AppWrapper, which went unchecked: {evidence}"
+    )
 }
 
 pub fn violation(
@@ -167,22 +222,41 @@ pub fn violation(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use appwrapper_controller::api::Phase;
+    use appwrapper_controller::api::{FINALIZER, Phase};
     use serde_json::{Value, json};
 
     const QR_RD: &[(&str, &str)] = &[("QuotaReserved", "True"), ("ResourcesDeployed", "True")];
     const RELEASED: &[(&str, &str)] = &[("QuotaReserved", "False"), ("ResourcesDeployed", "False")];
 
+    /// A state; without a resourceVersion, so that every state may be a change.
     fn state(uid: &str, phase: &str, conditions: &[(&str, &str)]) -> Snapshot {
         let conditions: Vec<Value> = conditions
             .iter()
             .map(|(t, s)| json!({"type": t, "status": s, "reason": "R", "lastTransitionTime": "2026-01-01T00:00:00Z"}))
             .collect();
         Snapshot::from_object(&json!({
-            "metadata": {"name": format!("aw-{uid}"), "namespace": "ns", "uid": uid},
+            "metadata": {"name": format!("aw-{uid}"), "namespace": "ns", "uid": uid,
+                         "finalizers": [FINALIZER]},
             "status": {"phase": phase, "conditions": conditions},
         }))
         .unwrap()
+    }
+
+    fn versioned(mut s: Snapshot, version: &str) -> Snapshot {
+        s.resource_version = version.into();
+        s
+    }
+
+    fn with_component(mut s: Snapshot, name: &str, deployed: bool) -> Snapshot {
+        s.components.push(rules::Component {
+            object: rules::ComponentRef {
+                api_version: "v1".into(),
+                kind: "Pod".into(),
+                name: name.into(),
+            },
+            deployed,
+        });
+        s
     }
 
     fn deleted(mut s: Snapshot) -> Snapshot {
@@ -234,12 +308,19 @@ mod tests {
         assert!(!f.transitions[0].observed(Phase::Running, Phase::Suspended));
     }
 
+    /// Negative: the states a re-list skipped went unchecked, which fails the namespace.
     #[test]
-    fn a_non_edge_across_a_relist_is_inferred_and_not_observed() {
+    fn a_non_edge_across_a_relist_is_inferred_and_a_violation_in_its_namespace() {
         let mut t = tracker(&[state("a", "Running", QR_RD)]);
         feed(&mut t, Event::ListStarted);
         let f = feed(&mut t, Event::Listed(state("a", "Suspended", RELEASED)));
-        assert_eq!(messages(&f), Vec::<&str>::new());
+        assert_eq!(
+            messages(&f),
+            vec![
+                "the watch re-listed and missed states of this AppWrapper, which went unchecked: phase changed from Running to Suspended, which is not an edge: the states in between (Running → Suspending → Suspended) were not observed"
+            ]
+        );
+        assert_eq!(f.violations[0].namespace, "ns");
         let transition = &f.transitions[0];
         assert_eq!(transition.kind, TransitionKind::Inferred);
         assert_eq!(
@@ -250,6 +331,62 @@ mod tests {
         assert!(!transition.observed(Phase::Suspending, Phase::Suspended));
     }
 
+    /// Positive: across a re-list, an unchanged object, or a change one step explains, missed
+    /// nothing.
+    #[test]
+    fn a_relist_that_missed_nothing_passes() {
+        let running = versioned(state("a", "Running", QR_RD), "5");
+        let mut t = tracker(&[running.clone(), state("b", "Running", QR_RD)]);
+        feed(&mut t, Event::ListStarted);
+        let unchanged = feed(&mut t, Event::Listed(running));
+        let edge = feed(&mut t, Event::Listed(state("b", "Suspending", QR_RD)));
+        feed(&mut t, Event::ListDone);
+        assert_eq!(messages(&unchanged), Vec::<&str>::new());
+        assert_eq!(messages(&edge), Vec::<&str>::new());
+        assert_eq!(edge.transitions[0].kind, TransitionKind::Edge);
+    }
+
+    /// An unchanged resourceVersion across a re-list: the object is as it was, so even a
+    /// wrong-looking difference is judged strictly (it cannot come from missed states).
+    #[test]
+    fn the_same_version_across_a_relist_is_judged_as_one_step() {
+        let mut t = tracker(&[versioned(state("a", "Running", QR_RD), "5")]);
+        feed(&mut t, Event::ListStarted);
+        let f = feed(
+            &mut t,
+            Event::Listed(versioned(state("a", "Suspended", RELEASED), "5")),
+        );
+        assert_eq!(f.transitions[0].kind, TransitionKind::Invalid);
+    }
+
+    /// Negative: an AppWrapper created during the gap and already past its creation state.
+    #[test]
+    fn an_appwrapper_first_seen_by_a_relist_past_creation_missed_states() {
+        let mut t = tracker(&[]);
+        feed(&mut t, Event::ListStarted);
+        let running = feed(&mut t, Event::Listed(state("a", "Running", QR_RD)));
+        let created = feed(&mut t, Event::Listed(state("b", "", &[])));
+        assert_eq!(
+            messages(&running),
+            vec![
+                "the watch re-listed and missed states of this AppWrapper, which went unchecked: first seen in phase Running by a re-list: its states since its creation were not observed"
+            ]
+        );
+        assert_eq!(messages(&created), Vec::<&str>::new());
+    }
+
+    /// Positive: what the first list finds predates the monitor, and the watch sees creations.
+    #[test]
+    fn an_appwrapper_first_seen_by_the_first_list_or_the_watch_passes() {
+        let mut t = Tracker::default();
+        feed(&mut t, Event::ListStarted);
+        let listed = feed(&mut t, Event::Listed(state("a", "Running", QR_RD)));
+        feed(&mut t, Event::ListDone);
+        let watched = feed(&mut t, Event::Changed(state("b", "Running", QR_RD)));
+        assert_eq!(messages(&listed), Vec::<&str>::new());
+        assert_eq!(messages(&watched), Vec::<&str>::new());
+    }
+
     #[test]
     fn after_a_relist_the_watch_is_strict_again() {
         let mut t = tracker(&[state("a", "Running", QR_RD)]);
@@ -258,6 +395,7 @@ mod tests {
         feed(&mut t, Event::ListDone);
         let f = feed(&mut t, Event::Changed(state("a", "Suspended", RELEASED)));
         assert_eq!(f.violations.len(), 1, "{:?}", messages(&f));
+        assert_eq!(f.transitions[0].kind, TransitionKind::Invalid);
     }
 
     #[test]
@@ -287,9 +425,33 @@ mod tests {
         );
     }
 
+    /// A release checks every component the AppWrapper ever named, not only its last status.
+    #[test]
+    fn a_release_carries_every_component_seen() {
+        let mut t = tracker(&[with_component(state("a", "Running", QR_RD), "first", true)]);
+        feed(
+            &mut t,
+            Event::Changed(with_component(
+                state("a", "Suspending", QR_RD),
+                "second",
+                false,
+            )),
+        );
+        let f = feed(&mut t, Event::Changed(state("a", "Suspended", RELEASED)));
+        let seen: Vec<(String, bool)> = f.releases[0]
+            .components
+            .iter()
+            .map(|(c, deployed)| (c.name.clone(), deployed))
+            .collect();
+        assert_eq!(
+            seen,
+            vec![("first".to_string(), true), ("second".to_string(), false)]
+        );
+    }
+
     #[test]
     fn deletion_with_resources_deployed_is_a_disappearance_to_check() {
-        let mut t = tracker(&[state("a", "Running", QR_RD)]);
+        let mut t = tracker(&[with_component(state("a", "Running", QR_RD), "p", true)]);
         let f = feed(
             &mut t,
             Event::Deleted(deleted(state("a", "Running", QR_RD))),
@@ -301,6 +463,7 @@ mod tests {
                 .collect::<Vec<_>>(),
             vec![Promise::Disappeared]
         );
+        assert_eq!(f.releases[0].components.iter().count(), 1);
     }
 
     #[test]
@@ -314,22 +477,41 @@ mod tests {
         assert!(f.violations.is_empty());
     }
 
+    /// Negative where something was held: its release happened unseen.
     #[test]
     fn an_appwrapper_missing_from_a_relist_disappeared() {
         let mut t = tracker(&[
-            state("deployed", "Running", QR_RD),
+            with_component(state("deployed", "Running", QR_RD), "p", true),
             state("released", "Suspended", RELEASED),
             state("kept", "Running", QR_RD),
         ]);
         feed(&mut t, Event::ListStarted);
         feed(&mut t, Event::Listed(state("kept", "Running", QR_RD)));
         let f = feed(&mut t, Event::ListDone);
-        let gone: Vec<(&str, &Promise)> = f
+        let gone: Vec<(&str, &Promise, usize)> = f
             .releases
             .iter()
-            .map(|r| (r.state.uid.as_str(), &r.promise))
+            .map(|r| {
+                (
+                    r.state.uid.as_str(),
+                    &r.promise,
+                    r.components.iter().count(),
+                )
+            })
             .collect();
-        assert_eq!(gone, vec![("deployed", &Promise::Disappeared)]);
+        assert_eq!(gone, vec![("deployed", &Promise::Disappeared, 1)]);
+        let missed: Vec<(&str, &str)> = f
+            .violations
+            .iter()
+            .map(|v| (v.name.as_str(), v.message.as_str()))
+            .collect();
+        assert_eq!(
+            missed,
+            vec![(
+                "aw-deployed",
+                "the watch re-listed and missed states of this AppWrapper, which went unchecked: it disappeared while ResourcesDeployed and QuotaReserved True (phase Running): its release was not observed"
+            )]
+        );
         let again = feed(
             &mut t,
             Event::Changed(state("released", "Suspended", RELEASED)),
