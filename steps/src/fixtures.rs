@@ -49,8 +49,12 @@ fn pod_template(app: &str, restart_policy: &str) -> Value {
     })
 }
 
+/// The Job fields a phrase may set after `and`.
+const JOB_LIMITS: &[&str] = &["backoffLimit", "activeDeadlineSeconds"];
+
 /// One component from a phrase: `a Pod`, `a Job with 2 pods`, `a Job with 1 pod and
-/// backoffLimit 0`, `a Deployment with 2 replicas`, `a StatefulSet with 3 replicas`,
+/// backoffLimit 0`, `a Job with 1 pod and activeDeadlineSeconds 5` (the Job controller fails it
+/// and deletes its pods: a failed component without a failed pod), `a Deployment with 2 replicas`, `a StatefulSet with 3 replicas`,
 /// `a Service` (no pods).
 pub fn component(aw: &str, index: usize, phrase: &str) -> anyhow::Result<Value> {
     let words: Vec<&str> = phrase.split_whitespace().collect();
@@ -81,8 +85,10 @@ pub fn component(aw: &str, index: usize, phrase: &str) -> anyhow::Result<Value> 
                 "completions": pods,
                 "template": pod_template(&name, "Never"),
             });
-            if let Some(i) = words.iter().position(|w| *w == "backoffLimit") {
-                spec["backoffLimit"] = json!(number(i + 1)?);
+            for field in JOB_LIMITS {
+                if let Some(i) = words.iter().position(|w| w == field) {
+                    spec[*field] = json!(number(i + 1)?);
+                }
             }
             json!({ "apiVersion": "batch/v1", "kind": "Job", "metadata": { "name": name }, "spec": spec })
         }
@@ -109,7 +115,7 @@ pub fn component(aw: &str, index: usize, phrase: &str) -> anyhow::Result<Value> 
             },
         }),
         _ => anyhow::bail!(
-            "unknown fixture {phrase:?}: expected `a Pod`, `a Job with N pods [and backoffLimit B]`, `a Deployment with N replicas`, `a StatefulSet with N replicas` or `a Service`"
+            "unknown fixture {phrase:?}: expected `a Pod`, `a Job with N pods [and backoffLimit B] [and activeDeadlineSeconds S]`, `a Deployment with N replicas`, `a StatefulSet with N replicas` or `a Service`"
         ),
     };
     Ok(json!({ "template": template }))
@@ -121,7 +127,7 @@ pub fn components(aw: &str, phrase: &str) -> anyhow::Result<Vec<Value>> {
     for piece in phrase.split(" and ") {
         // `and backoffLimit 0` belongs to the Job before it.
         match parts.last_mut() {
-            Some(last) if piece.starts_with("backoffLimit") => {
+            Some(last) if JOB_LIMITS.iter().any(|f| piece.starts_with(f)) => {
                 last.push_str(" and ");
                 last.push_str(piece);
             }
@@ -324,6 +330,13 @@ mod tests {
         assert_eq!(parts[1]["template"]["metadata"]["name"], "aw-job-1");
         assert_eq!(parts[2]["template"]["spec"]["replicas"], 3);
         assert!(components("aw", "a Pod with wings").is_err());
+        let deadline = components(
+            "aw",
+            "a Job with 1 pod and activeDeadlineSeconds 5 and a Pod",
+        )
+        .unwrap();
+        assert_eq!(deadline.len(), 2);
+        assert_eq!(deadline[0]["template"]["spec"]["activeDeadlineSeconds"], 5);
         let sts = component("x", 0, "a StatefulSet with 2 replicas").unwrap();
         assert_eq!(sts["template"]["spec"]["serviceName"], "x-statefulset");
         let service = component("x", 1, "a Service").unwrap();

@@ -14,6 +14,7 @@ pub mod fixtures;
 pub mod harness;
 pub mod hooks;
 pub mod kube_util;
+pub mod latency;
 pub mod logging;
 pub mod matcher;
 pub mod monitor;

@@ -45,6 +45,13 @@ pub async fn run_plan(options: SuiteOptions, plan: Plan) -> anyhow::Result<Summa
 
     let environment = Environment::up(&options, kueue_from).await?;
     let monitor = Monitor::start(environment.watch_client.clone(), Duration::from_secs(60)).await?;
+    let (slack, slowest) = crate::latency::calibrate(&environment.client).await?;
+    println!(
+        "awconf: the slowest stand probe took {} ms; timing windows allow {}s more on their \
+         late side",
+        slowest.as_millis(),
+        slack.as_secs()
+    );
     println!(
         "awconf: cluster ready after {:.0}s; controller under test: {}",
         started.elapsed().as_secs_f64(),
@@ -82,6 +89,7 @@ pub async fn run_plan(options: SuiteOptions, plan: Plan) -> anyhow::Result<Summa
         .with_kueue_upgrade(pending),
     );
     harness::install(Arc::clone(&harness));
+    let not_selected = plan.not_selected();
     let run = run_features(&harness, plan, upgrade).await;
     harness::uninstall();
     Environment::down(
@@ -94,7 +102,7 @@ pub async fn run_plan(options: SuiteOptions, plan: Plan) -> anyhow::Result<Summa
     harness.monitor.stop();
     drop(keep);
     run?;
-    summarize(&harness, started.elapsed())
+    summarize(&harness, started.elapsed(), not_selected)
 }
 
 /// Both ends of the upgrade, built before anything starts (later runs find them cached): a
@@ -230,7 +238,7 @@ pub fn exclusion<'a>(
     None
 }
 
-fn summarize(h: &Harness, duration: Duration) -> anyhow::Result<Summary> {
+fn summarize(h: &Harness, duration: Duration, not_selected: usize) -> anyhow::Result<Summary> {
     let mut runs = h.steps.take();
     let mut records = report::attempts::merge(h.records());
     for record in &mut records {
@@ -248,6 +256,7 @@ fn summarize(h: &Harness, duration: Duration) -> anyhow::Result<Summary> {
         failed: count(Status::Failed),
         flaky: count(Status::Flaky),
         retries: h.options.retries,
+        not_selected,
         duration,
         transitions_covered: diagram.iter().filter(|e| e.direct > 0).count(),
         transitions_total: diagram.len(),
@@ -278,10 +287,12 @@ fn summarize(h: &Harness, duration: Duration) -> anyhow::Result<Summary> {
     )
     .with_context(|| format!("writing {}", junit_path.display()))?;
     let context = format!(
-        "controller under test: {}; Kueue {}; {} scenarios at most at once{}",
+        "controller under test: {}; Kueue {}; {} scenarios at most at once; timing windows \
+         allow {}s more on their late side (measured at the start){}",
         h.options.controller.name(),
         h.options.kueue.label(),
         h.options.concurrency,
+        crate::latency::slack().as_secs(),
         match h.options.retries {
             0 => String::new(),
             1 => "; a failed scenario retried once".into(),

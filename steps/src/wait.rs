@@ -100,7 +100,9 @@ where
 }
 
 /// Polls `check` for all of `duration`; it returns `Some(problem)` as soon as what must hold
-/// does not. API errors are tolerated unless every poll fails.
+/// does not. Every poll must read the cluster: a read that fails is tried again, and when the
+/// cluster cannot be read for [`READ_RETRY`] the step fails, since what happened meanwhile is
+/// unknown.
 pub async fn always<F, Fut>(duration: Duration, what: &str, mut check: F) -> anyhow::Result<()>
 where
     F: FnMut() -> Fut,
@@ -108,26 +110,31 @@ where
 {
     let start = Instant::now();
     let until = start + duration;
-    let mut polls = 0usize;
-    let mut last_error = None;
+    let mut unread_since: Option<Instant> = None;
     loop {
         match check().await {
-            Ok(None) => polls += 1,
+            Ok(None) => unread_since = None,
             Ok(Some(problem)) => anyhow::bail!(
                 "{what} stopped holding after {:.1}s:\n{problem}",
                 start.elapsed().as_secs_f64()
             ),
-            Err(e) => last_error = Some(format!("{e:#}")),
+            Err(e) => {
+                let since = *unread_since.get_or_insert_with(Instant::now);
+                if since.elapsed() >= READ_RETRY {
+                    anyhow::bail!(
+                        "{what}: the cluster could not be read for {:.1}s, {:.1}s in: {e:#}",
+                        since.elapsed().as_secs_f64(),
+                        since.duration_since(start).as_secs_f64()
+                    );
+                }
+            }
         }
-        if Instant::now() >= until {
+        if Instant::now() >= until && unread_since.is_none() {
             break;
         }
         tokio::time::sleep(POLL).await;
     }
-    match (polls, last_error) {
-        (0, Some(e)) => anyhow::bail!("{what}: the cluster could not be read: {e}"),
-        _ => Ok(()),
-    }
+    Ok(())
 }
 
 #[cfg(test)]
@@ -244,5 +251,37 @@ mod tests {
         always(Duration::from_millis(300), "fine", || async { Ok(None) })
             .await
             .unwrap();
+    }
+
+    #[tokio::test]
+    async fn always_tolerates_a_read_that_fails_once_but_not_a_cluster_it_cannot_read() {
+        let mut n = 0;
+        always(Duration::from_millis(600), "flaky reads", || {
+            n += 1;
+            let n = n;
+            async move {
+                if n == 2 {
+                    anyhow::bail!("connection reset")
+                }
+                Ok(None)
+            }
+        })
+        .await
+        .unwrap();
+        let mut n = 0;
+        let err = always(Duration::from_millis(300), "one good read", || {
+            n += 1;
+            let n = n;
+            async move {
+                if n > 1 {
+                    anyhow::bail!("connection refused")
+                }
+                Ok(None)
+            }
+        })
+        .await
+        .unwrap_err()
+        .to_string();
+        assert!(err.contains("could not be read"), "{err}");
     }
 }

@@ -236,6 +236,30 @@ async fn created_suspended(w: &mut AwWorld, subject: Subject) -> anyhow::Result<
     submit(w, &subject, Submission::Unmanaged { suspended: true }).await
 }
 
+/// Writes the status as a controller would (a merge patch of the status subresource), for an
+/// AppWrapper no controller manages (`spec.managedBy` names another): what the invariant
+/// monitor must judge, whoever wrote it. `${now}` in the YAML is the current time.
+#[when(regex = r#"^(its|the AppWrapper(?: "[^"]+")?'s) status is written as:$"#)]
+async fn write_status(w: &mut AwWorld, subject: Subject, step: &Step) -> anyhow::Result<()> {
+    let name = w.select(&subject)?;
+    let text = step
+        .docstring
+        .as_deref()
+        .context("this step needs a doc string")?;
+    let now = chrono::Utc::now().to_rfc3339_opts(chrono::SecondsFormat::Secs, true);
+    let patch = yaml::parse(&yaml::substitute(text, &[("now", &now)]))?;
+    kube_util::appwrappers(&w.client, &w.ns)
+        .patch_status(
+            &name,
+            &kube::api::PatchParams::default(),
+            &kube::api::Patch::Merge(&patch),
+        )
+        .await
+        .with_context(|| format!("writing the status of AppWrapper {name}"))?;
+    w.note(format!("wrote the status of {name}"));
+    Ok(())
+}
+
 #[when(regex = r#"^(its|the AppWrapper(?: "[^"]+")?'s) spec.suspend is set to (true|false)$"#)]
 async fn set_suspend(w: &mut AwWorld, subject: Subject, suspend: bool) -> anyhow::Result<()> {
     let name = w.select(&subject)?;

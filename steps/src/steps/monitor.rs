@@ -80,3 +80,54 @@ async fn never_left(w: &mut AwWorld, subject: Subject, phase_name: String) -> an
     }
     Ok(())
 }
+
+/// A state the controller may hold only briefly (a condition between two writes of one
+/// reconcile's aftermath) is asserted from what the monitor observed, not by polling after
+/// the fact: the watch sees every write, a poll only the states it happens to land on.
+#[then(
+    regex = r#"^the monitor saw (its|the AppWrapper(?: "[^"]+")?'s) (\w+) condition (True|False|Unknown)(?: with reason (\w+))?(?: within (\d+) seconds)?$"#
+)]
+async fn saw_condition(
+    w: &mut AwWorld,
+    subject: Subject,
+    kind: String,
+    status: String,
+    reason: String,
+    seconds: String,
+) -> anyhow::Result<()> {
+    let name = w.select(&subject)?;
+    let reason = (!reason.is_empty()).then_some(reason);
+    let patience = if seconds.is_empty() {
+        5
+    } else {
+        seconds.parse()?
+    };
+    let (world, aw, kind, status, reason) = (
+        &*w,
+        name.as_str(),
+        kind.as_str(),
+        status.as_str(),
+        reason.as_deref(),
+    );
+    let with_reason = reason
+        .map(|r| format!(" with reason {r}"))
+        .unwrap_or_default();
+    wait::eventually(
+        secs(patience),
+        &format!("the monitor to see {name}'s {kind} condition {status}{with_reason}"),
+        move || async move {
+            Ok(
+                if world
+                    .h
+                    .monitor
+                    .saw_condition(&world.ns, aw, kind, status, reason)
+                {
+                    Check::Done(())
+                } else {
+                    Check::NotYet(seen(world, aw))
+                },
+            )
+        },
+    )
+    .await
+}

@@ -74,6 +74,39 @@ async fn allows_none(w: &mut AwWorld, what: String) -> anyhow::Result<()> {
     Ok(())
 }
 
+/// A ResourceQuota of `n` pods: a Job's further pods are refused, so only some of a workload's
+/// pods are ever created. Waits until the quota controller has filled in `status.hard`, which
+/// quota admission enforces.
+#[given(regex = r"^the namespace allows only (\d+) pods?$")]
+async fn allows_only(w: &mut AwWorld, n: u32) -> anyhow::Result<()> {
+    let quota: ResourceQuota = serde_json::from_value(json!({
+        "metadata": {"name": QUOTA},
+        "spec": {"hard": {"pods": n.to_string()}},
+    }))?;
+    let quotas = Api::<ResourceQuota>::namespaced(w.client.clone(), &w.ns);
+    quotas
+        .create(&PostParams::default(), &quota)
+        .await
+        .context("creating the ResourceQuota")?;
+    let quotas = &quotas;
+    wait::eventually(
+        secs(30),
+        "the quota controller to fill in the ResourceQuota's status",
+        move || async move {
+            let quota = quotas.get(QUOTA).await?;
+            let hard = quota.status.and_then(|s| s.hard).unwrap_or_default();
+            Ok(if hard.contains_key("pods") {
+                Check::Done(())
+            } else {
+                Check::NotYet("status.hard has no pods yet".to_string())
+            })
+        },
+    )
+    .await?;
+    w.note(format!("the namespace allows only {n} pods"));
+    Ok(())
+}
+
 #[when(regex = r"^the namespace allows (pods|Jobs) again$")]
 async fn allows_again(w: &mut AwWorld, what: String) -> anyhow::Result<()> {
     Api::<ResourceQuota>::namespaced(w.client.clone(), &w.ns)
@@ -296,5 +329,48 @@ async fn gone(w: &mut AwWorld, subject: Subject, seconds: String) -> anyhow::Res
     )
     .await?;
     w.note(format!("{name} is gone"));
+    Ok(())
+}
+
+/// The objects of `kind` in the namespace, counted by UID over `seconds`: an object created
+/// again (a second `generateName` creation, or one deleted and made anew) is a second one
+/// even if the first is gone by the next read.
+#[then(
+    regex = r"^exactly (\d+) (Job|Pod|Deployment|StatefulSet|Service)s? (?:is|are) ever seen in the namespace over (\d+) seconds$"
+)]
+async fn ever_seen(w: &mut AwWorld, n: usize, kind: String, seconds: u64) -> anyhow::Result<()> {
+    let api_version = match kind.as_str() {
+        "Job" => "batch/v1",
+        "Deployment" | "StatefulSet" => "apps/v1",
+        _ => "v1",
+    };
+    let api = kube_util::dynamic_api(&w.client, &w.ns, api_version, &kind).await?;
+    let seen = std::sync::Mutex::new(std::collections::BTreeMap::<String, String>::new());
+    let (api, seen_ref, kind_ref) = (&api, &seen, kind.as_str());
+    wait::always(
+        secs(seconds),
+        &format!("exactly {n} {kind} ever seen"),
+        move || async move {
+            let listed = api.list(&Default::default()).await?;
+            let mut seen = seen_ref.lock().map_err(|e| anyhow::anyhow!("{e}"))?;
+            for object in listed.items {
+                seen.insert(
+                    object.metadata.uid.unwrap_or_default(),
+                    object.metadata.name.unwrap_or_default(),
+                );
+            }
+            Ok((seen.len() > n).then(|| {
+                let names: Vec<&String> = seen.values().collect();
+                format!("{} {kind_ref}s seen: {names:?}", seen.len())
+            }))
+        },
+    )
+    .await?;
+    let count = seen.lock().map(|s| s.len()).unwrap_or_default();
+    anyhow::ensure!(
+        count == n,
+        "expected exactly {n} {kind} over {seconds} seconds, saw {count}"
+    );
+    w.note(format!("{count} {kind} seen over {seconds} seconds"));
     Ok(())
 }

@@ -2,16 +2,19 @@
 //! is bounded on both sides: a reset that came before the period was over fails as surely as
 //! one that never came.
 //!
-//! - `S became Unhealthy between N and M seconds after it was deployed` compares two
-//!   timestamps (read once);
+//! - `S became Unhealthy between N and M seconds after it was created|was deployed` compares
+//!   two timestamps (read once);
 //! - `S reaches phase P between N and M seconds after it <moment>` and `S matches between N
 //!   and M seconds after it <moment>:` (partial YAML) read the moment when the step begins,
 //!   poll until the change and place it in the window; `<moment>` is `was deployed`, `became
-//!   Unhealthy` or `began deleting`.
+//!   Unhealthy`, `began deleting` or `paused deletion`;
+//! - `S's pods are gone between N and M seconds after it <moment>` likewise for the labelled
+//!   pods.
 //!
 //! `lastTransitionTime`s have whole seconds. A controller honouring a period compares the
 //! stored (truncated) time with its clock, so "not before N seconds" holds exactly; "not after
-//! M seconds" is given one more second for the truncation. A polled change is only known to
+//! M seconds" is given one more second for the truncation, and the run's slack for a busy
+//! stand ([`crate::latency`], measured when the run starts). A polled change is only known to
 //! lie between the last read that did not see it and the first that did: a step fails only
 //! when that whole interval is outside the window.
 
@@ -19,22 +22,32 @@ use appwrapper_controller::api::Phase;
 use chrono::{DateTime, Utc};
 use cucumber::gherkin::Step;
 use cucumber::then;
+use k8s_openapi::api::core::v1::Pod;
 use serde_json::Value;
 
 use super::assertions::{expected_yaml, state_view};
+use super::pods::describe;
 use super::subject::Subject;
-use crate::kube_util::phase_of;
+use crate::kube_util::{self, phase_of};
 use crate::matcher;
-use crate::wait::POLL;
+use crate::wait::{Check, POLL};
 use crate::world::AwWorld;
 use crate::yaml;
 
 /// The slack for whole-second timestamps, on the late side only.
 const TRUNCATION: f64 = 1.0;
 
+/// How late past its window a change may come: the truncation and the stand's slack.
+fn late_slack() -> f64 {
+    TRUNCATION + crate::latency::slack().as_secs_f64()
+}
+
 /// The moment a window is measured from.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Moment {
+    /// The AppWrapper's `metadata.creationTimestamp`: admission follows it within Kueue's
+    /// latency, so it bounds from below what comes at deployment.
+    Created,
     /// The deployment time the admission and warmup grace periods and the success TTL are
     /// measured from (spec §2.3.2, §3.4).
     Deployed,
@@ -44,6 +57,9 @@ pub enum Moment {
     /// When `DeletingResources` became True: what the forceful deletion grace period is
     /// measured from (spec §4.7).
     BeganDeleting,
+    /// When `DeletingResources` became False with reason `DeletionPaused`: what the
+    /// deletion-on-failure pause is measured from (spec §3.9).
+    PausedDeletion,
 }
 
 impl std::str::FromStr for Moment {
@@ -51,9 +67,11 @@ impl std::str::FromStr for Moment {
 
     fn from_str(text: &str) -> Result<Self, Self::Err> {
         match text {
+            "was created" => Ok(Moment::Created),
             "was deployed" => Ok(Moment::Deployed),
             "became Unhealthy" => Ok(Moment::BecameUnhealthy),
             "began deleting" => Ok(Moment::BeganDeleting),
+            "paused deletion" => Ok(Moment::PausedDeletion),
             other => Err(format!("unknown moment {other:?}")),
         }
     }
@@ -66,23 +84,44 @@ fn condition<'a>(aw: &'a Value, type_: &str) -> Option<&'a Value> {
         .find(|c| c["type"] == type_)
 }
 
-/// The lastTransitionTime of condition `type_` if its status is True.
-fn became_true(aw: &Value, type_: &str) -> Result<Option<DateTime<Utc>>, String> {
-    let Some(found) = condition(aw, type_).filter(|c| c["status"] == "True") else {
+/// A timestamp field, `None` when it is absent.
+fn timestamp(field: &Value, what: &str) -> Result<Option<DateTime<Utc>>, String> {
+    let Some(text) = field.as_str() else {
         return Ok(None);
     };
-    let text = found["lastTransitionTime"].as_str().unwrap_or_default();
     DateTime::parse_from_rfc3339(text)
         .map(|t| Some(t.with_timezone(&Utc)))
-        .map_err(|e| format!("{type_} has a bad lastTransitionTime {text:?}: {e}"))
+        .map_err(|e| format!("{what} is not a time: {text:?}: {e}"))
+}
+
+/// The lastTransitionTime of condition `type_` if its status is True.
+fn became_true(aw: &Value, type_: &str) -> Result<Option<DateTime<Utc>>, String> {
+    match condition(aw, type_).filter(|c| c["status"] == "True") {
+        Some(found) => timestamp(&found["lastTransitionTime"], type_),
+        None => Ok(None),
+    }
+}
+
+/// The lastTransitionTime of `DeletingResources` if it is False with reason `DeletionPaused`.
+fn paused(aw: &Value) -> Result<Option<DateTime<Utc>>, String> {
+    match condition(aw, "DeletingResources")
+        .filter(|c| c["status"] == "False" && c["reason"] == "DeletionPaused")
+    {
+        Some(found) => timestamp(&found["lastTransitionTime"], "DeletingResources"),
+        None => Ok(None),
+    }
 }
 
 impl Moment {
     /// When it happened, according to the AppWrapper's conditions.
     pub fn of(self, aw: &Value) -> Result<DateTime<Utc>, String> {
         let found = match self {
+            Moment::Created => {
+                timestamp(&aw["metadata"]["creationTimestamp"], "creationTimestamp")?
+            }
             Moment::BecameUnhealthy => became_true(aw, "Unhealthy")?,
             Moment::BeganDeleting => became_true(aw, "DeletingResources")?,
+            Moment::PausedDeletion => paused(aw)?,
             // ResourcesDeployed became True at deployment. Once a reset has removed the
             // resources it is False, but QuotaReserved became True in the same reconcile and
             // stays True through a reset (spec §2.3.2, §2.3.6): its time is that of the first
@@ -106,9 +145,11 @@ impl Moment {
 
     fn describe(self) -> &'static str {
         match self {
+            Moment::Created => "was created",
             Moment::Deployed => "was deployed",
             Moment::BecameUnhealthy => "became Unhealthy",
             Moment::BeganDeleting => "began deleting",
+            Moment::PausedDeletion => "paused deletion",
         }
     }
 }
@@ -138,9 +179,11 @@ impl Window {
             ));
         }
         match after {
-            Some(after) if after > to + TRUNCATION => Err(format!(
-                "it came after {after:.1}s, past the window of {}s to {}s",
-                self.from, self.to
+            Some(after) if after > to + late_slack() => Err(format!(
+                "it came after {after:.1}s, past the window of {}s to {}s (and {:.0}s of slack)",
+                self.from,
+                self.to,
+                late_slack()
             )),
             None if self.from > 0 => Err(format!(
                 "it was already so when the step began, {by:.1}s after: the step cannot tell \
@@ -153,7 +196,7 @@ impl Window {
 
     /// Whether a read this many seconds after the moment is past the window.
     fn is_over(&self, elapsed: f64) -> bool {
-        elapsed > self.to as f64 + TRUNCATION
+        elapsed > self.to as f64 + late_slack()
     }
 }
 
@@ -177,18 +220,19 @@ async fn moment(
     }
 }
 
-/// Polls the AppWrapper until `judge` finds what it expects (`Err(diff)` while not), and places
-/// that change in `window` after `since`; returns when it was seen, in seconds after `since`.
-async fn arrives<J>(
+/// Looks until `look` finds what it expects, and places that change in `window` after `since`;
+/// returns when it was seen, in seconds after `since`. `Check::NotYet` carries what was seen,
+/// `Check::Never` ends the wait at once; a read error is tried again until the window is over.
+async fn arrives<L>(
     w: &AwWorld,
     name: &str,
     what: &str,
     since: Moment,
     window: Window,
-    judge: J,
+    mut look: L,
 ) -> anyhow::Result<f64>
 where
-    J: Fn(&Value) -> Result<(), String>,
+    L: AsyncFnMut() -> anyhow::Result<Check<()>>,
 {
     let origin = moment(w, name, since, window.to).await?;
     let context = |problem: String| {
@@ -202,18 +246,16 @@ where
     let mut last_miss: Option<f64> = None;
     loop {
         let started = seconds_between(origin, Utc::now());
-        match w.appwrapper(name).await {
-            Ok(Some(aw)) => match judge(&aw) {
-                Ok(()) => {
-                    let by = seconds_between(origin, Utc::now());
-                    return window.place(last_miss, by).map(|()| by).map_err(context);
-                }
-                Err(diff) if window.is_over(started) => {
-                    return Err(context(format!("not so {started:.1}s after:\n{diff}")));
-                }
-                Err(_) => last_miss = Some(started),
-            },
-            Ok(None) => return Err(context("the AppWrapper is gone".into())),
+        match look().await {
+            Ok(Check::Done(())) => {
+                let by = seconds_between(origin, Utc::now());
+                return window.place(last_miss, by).map(|()| by).map_err(context);
+            }
+            Ok(Check::Never(why)) => return Err(context(why)),
+            Ok(Check::NotYet(seen)) if window.is_over(started) => {
+                return Err(context(format!("not so {started:.1}s after:\n{seen}")));
+            }
+            Ok(Check::NotYet(_)) => last_miss = Some(started),
             Err(e) if window.is_over(started) => {
                 return Err(context(format!("the cluster could not be read: {e:#}")));
             }
@@ -223,8 +265,32 @@ where
     }
 }
 
+/// [`arrives`] for a state of the AppWrapper itself: `judge` gives `Err(diff)` while not so.
+async fn appwrapper_arrives<J>(
+    w: &AwWorld,
+    name: &str,
+    what: &str,
+    since: Moment,
+    window: Window,
+    judge: J,
+) -> anyhow::Result<f64>
+where
+    J: Fn(&Value) -> Result<(), String>,
+{
+    arrives(w, name, what, since, window, async || {
+        Ok(match w.appwrapper(name).await? {
+            Some(aw) => match judge(&aw) {
+                Ok(()) => Check::Done(()),
+                Err(diff) => Check::NotYet(diff),
+            },
+            None => Check::Never("the AppWrapper is gone".into()),
+        })
+    })
+    .await
+}
+
 #[then(
-    regex = r#"^(it|the AppWrapper(?: "[^"]+")?) reaches phase (\w+) between (\d+) and (\d+) seconds after it (was deployed|became Unhealthy|began deleting)$"#
+    regex = r#"^(it|the AppWrapper(?: "[^"]+")?) reaches phase (\w+) between (\d+) and (\d+) seconds after it (was created|was deployed|became Unhealthy|began deleting|paused deletion)$"#
 )]
 async fn reaches_between(
     w: &mut AwWorld,
@@ -238,7 +304,7 @@ async fn reaches_between(
     let name = w.select(&subject)?;
     let target: Phase = target.parse().map_err(anyhow::Error::msg)?;
     let window = Window { from, to };
-    let seen = arrives(w, &name, &format!("phase {target}"), since, window, |aw| {
+    let seen = appwrapper_arrives(w, &name, &format!("phase {target}"), since, window, |aw| {
         if phase_of(aw) == target.as_str() {
             Ok(())
         } else {
@@ -254,7 +320,7 @@ async fn reaches_between(
 }
 
 #[then(
-    regex = r#"^(it|the AppWrapper(?: "[^"]+")?) matches between (\d+) and (\d+) seconds after it (was deployed|became Unhealthy|began deleting):$"#
+    regex = r#"^(it|the AppWrapper(?: "[^"]+")?) matches between (\d+) and (\d+) seconds after it (was created|was deployed|became Unhealthy|began deleting|paused deletion):$"#
 )]
 async fn matches_between(
     w: &mut AwWorld,
@@ -268,7 +334,7 @@ async fn matches_between(
     let name = w.select(&subject)?;
     let expected = expected_yaml(w, step)?;
     let window = Window { from, to };
-    let seen = arrives(w, &name, "a match", since, window, |aw| {
+    let seen = appwrapper_arrives(w, &name, "a match", since, window, |aw| {
         if matcher::matches(&expected, aw) {
             Ok(())
         } else {
@@ -287,36 +353,82 @@ async fn matches_between(
     Ok(())
 }
 
-/// How many seconds after deployment `aw` became Unhealthy (both whole-second timestamps).
-fn unhealthy_after_deployment(aw: &Value) -> Result<f64, String> {
-    let deployed = Moment::Deployed.of(aw)?;
+/// The labelled pods the step found when it began are all gone: what a deletion that waits out
+/// a pause or a grace period delays, so their going is bounded below by it. Pods created
+/// after the step began (a reset that deploys again at once) do not count.
+#[then(
+    regex = r#"^(its|the AppWrapper(?: "[^"]+")?'s) pods are gone between (\d+) and (\d+) seconds after it (was created|was deployed|became Unhealthy|began deleting|paused deletion)$"#
+)]
+async fn pods_gone_between(
+    w: &mut AwWorld,
+    subject: Subject,
+    from: u64,
+    to: u64,
+    since: String,
+) -> anyhow::Result<()> {
+    let since: Moment = since.parse().map_err(anyhow::Error::msg)?;
+    let name = w.select(&subject)?;
+    let window = Window { from, to };
+    let (client, ns, aw) = (&w.client, w.ns.as_str(), name.as_str());
+    let mut watched: Option<Vec<String>> = None;
+    let seen = arrives(w, &name, "no pod left", since, window, async || {
+        let pods = kube_util::pods_of(client, ns, aw).await?;
+        let uids = watched.get_or_insert_with(|| pods.iter().filter_map(uid).collect());
+        let left: Vec<Pod> = pods
+            .into_iter()
+            .filter(|p| uid(p).is_some_and(|u| uids.contains(&u)))
+            .collect();
+        Ok(if left.is_empty() {
+            Check::Done(())
+        } else {
+            Check::NotYet(describe(&left))
+        })
+    })
+    .await?;
+    w.note(format!(
+        "the pods of {name} were gone {seen:.1}s after it {}",
+        since.describe()
+    ));
+    Ok(())
+}
+
+fn uid(pod: &Pod) -> Option<String> {
+    pod.metadata.uid.clone()
+}
+
+/// How many seconds after `since` `aw` became Unhealthy (both whole-second timestamps).
+fn unhealthy_after(aw: &Value, since: Moment) -> Result<f64, String> {
+    let origin = since.of(aw)?;
     let unhealthy = Moment::BecameUnhealthy.of(aw)?;
-    Ok(seconds_between(deployed, unhealthy))
+    Ok(seconds_between(origin, unhealthy))
 }
 
 #[then(
-    regex = r#"^(it|the AppWrapper(?: "[^"]+")?) became Unhealthy between (\d+) and (\d+) seconds after it was deployed$"#
+    regex = r#"^(it|the AppWrapper(?: "[^"]+")?) became Unhealthy between (\d+) and (\d+) seconds after it (was created|was deployed)$"#
 )]
 async fn unhealthy_between(
     w: &mut AwWorld,
     subject: Subject,
     from: u64,
     to: u64,
+    since: String,
 ) -> anyhow::Result<()> {
+    let since: Moment = since.parse().map_err(anyhow::Error::msg)?;
     let name = w.select(&subject)?;
     let aw = w.existing(&name).await?;
-    let elapsed = unhealthy_after_deployment(&aw).map_err(anyhow::Error::msg)?;
+    let elapsed = unhealthy_after(&aw, since).map_err(anyhow::Error::msg)?;
     Window { from, to }
         .place(Some(elapsed), elapsed)
         .map_err(|problem| {
             anyhow::anyhow!(
-                "AppWrapper {name} became Unhealthy {elapsed:.0}s after it was deployed: \
-                 {problem}\n{}",
+                "AppWrapper {name} became Unhealthy {elapsed:.0}s after it {}: {problem}\n{}",
+                since.describe(),
                 state_view(&aw)
             )
         })?;
     w.note(format!(
-        "{name} became Unhealthy {elapsed:.0}s after it was deployed"
+        "{name} became Unhealthy {elapsed:.0}s after it {}",
+        since.describe()
     ));
     Ok(())
 }
@@ -370,7 +482,7 @@ mod tests {
             ]),
             0,
         );
-        assert_eq!(unhealthy_after_deployment(&deployed), Ok(8.0));
+        assert_eq!(unhealthy_after(&deployed, Moment::Deployed), Ok(8.0));
         let reset_once = aw(
             json!([
                 at("True", "2025-01-01T00:00:00Z", "QuotaReserved"),
@@ -379,7 +491,7 @@ mod tests {
             ]),
             1,
         );
-        assert_eq!(unhealthy_after_deployment(&reset_once), Ok(9.0));
+        assert_eq!(unhealthy_after(&reset_once, Moment::Deployed), Ok(9.0));
         let reset_twice = aw(
             json!([
                 at("True", "2025-01-01T00:00:00Z", "QuotaReserved"),
@@ -389,9 +501,24 @@ mod tests {
             2,
         );
         assert!(
-            unhealthy_after_deployment(&reset_twice)
+            unhealthy_after(&reset_twice, Moment::Deployed)
                 .unwrap_err()
                 .contains("cannot tell when it was deployed")
+        );
+    }
+
+    #[test]
+    fn a_deletion_pause_is_read_from_deleting_resources_paused() {
+        let paused = json!({"type": "DeletingResources", "status": "False",
+            "reason": "DeletionPaused", "lastTransitionTime": "2025-01-01T00:00:07Z"});
+        let at = Moment::PausedDeletion.of(&aw(json!([paused]), 0)).unwrap();
+        assert_eq!(at.to_rfc3339(), "2025-01-01T00:00:07+00:00");
+        let complete = json!({"type": "DeletingResources", "status": "False",
+            "reason": "DeletionComplete", "lastTransitionTime": "2025-01-01T00:00:07Z"});
+        assert!(
+            Moment::PausedDeletion
+                .of(&aw(json!([complete]), 0))
+                .is_err()
         );
     }
 
@@ -401,5 +528,6 @@ mod tests {
         assert!(Moment::BecameUnhealthy.of(&healthy).is_err());
         assert_eq!("became Unhealthy".parse(), Ok(Moment::BecameUnhealthy));
         assert_eq!("began deleting".parse(), Ok(Moment::BeganDeleting));
+        assert_eq!("paused deletion".parse(), Ok(Moment::PausedDeletion));
     }
 }
