@@ -34,6 +34,18 @@ impl Plan {
             .collect()
     }
 
+    /// How many scenarios the tags and name filters leave out.
+    pub fn not_selected(&self) -> usize {
+        self.features
+            .iter()
+            .flat_map(|feature| {
+                scenarios_of(feature).filter(move |(rule, scenario)| {
+                    !self.selection.selects(feature, *rule, scenario)
+                })
+            })
+            .count()
+    }
+
     /// Whether a scenario the selection picks carries `tag` (itself, or its rule or feature).
     pub fn selects_tagged(&self, tag: &str) -> bool {
         self.selected_scenarios()
@@ -212,6 +224,13 @@ mod tests {
         assert!(plan(None, &[]).selects_tagged("kueue"));
         assert!(!plan(None, &["Running"]).selects_tagged("kueue"));
         assert!(!plan(None, &[]).selects_tagged("kueue-upgrade"));
+        assert_eq!(plan(None, &[]).not_selected(), 0);
+        let some = plan(None, &["Running"]);
+        assert_eq!(
+            some.selected().len() + some.not_selected(),
+            plan(None, &[]).selected().len()
+        );
+        assert!(some.not_selected() > 0);
     }
 
     mod order {

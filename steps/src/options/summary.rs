@@ -12,6 +12,8 @@ pub struct Summary {
     pub flaky: usize,
     /// How many times a failed scenario could run again (`--retries`).
     pub retries: usize,
+    /// Scenarios the tags and name filters left out.
+    pub not_selected: usize,
     pub duration: Duration,
     /// Phase-diagram edges the monitor saw taken, out of all edges.
     pub transitions_covered: usize,
@@ -32,7 +34,8 @@ impl Summary {
     }
 
     /// The closing line CI reads: `N passed, N failed`, then `, N flaky` when retries were
-    /// allowed and `, N skipped` when scenarios were excluded for the controller under test.
+    /// allowed, `, N skipped` when scenarios were excluded for the controller under test and
+    /// `, N not selected` when the tags or name filters left some out.
     pub fn closing_line(&self) -> String {
         let mut line = format!("{} passed, {} failed", self.passed, self.failed);
         if self.retries > 0 || self.flaky > 0 {
@@ -40,6 +43,9 @@ impl Summary {
         }
         if !self.excluded.is_empty() {
             line.push_str(&format!(", {} skipped", self.excluded.len()));
+        }
+        if self.not_selected > 0 {
+            line.push_str(&format!(", {} not selected", self.not_selected));
         }
         line
     }
@@ -103,6 +109,15 @@ mod tests {
             ..Summary::default()
         };
         assert_eq!(skipped.closing_line(), "3 passed, 0 failed, 1 skipped");
+        let filtered = Summary {
+            passed: 3,
+            not_selected: 5,
+            ..skipped.clone()
+        };
+        assert_eq!(
+            filtered.closing_line(),
+            "3 passed, 0 failed, 1 skipped, 5 not selected"
+        );
         let retried = Summary {
             passed: 3,
             flaky: 1,
