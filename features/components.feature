@@ -51,8 +51,13 @@ Feature: What an AppWrapper wraps
       """
     When it is submitted to the LocalQueue
     Then it reaches phase Running within 60 seconds
-    And it stays Running for 5 seconds
     And 1 pod of it is Running within 60 seconds
+    # A change of a live annotation makes every controller reconcile it again (spec §3.5
+    # R-ANN-4); a controller that does not find its component by the recorded name creates
+    # another under a new generated name.
+    When its annotation "retryLimit" is set to "7"
+    Then exactly 1 Job is ever seen in the namespace over 8 seconds
+    And it is in phase Running
     And it matches:
       """
       status:

@@ -22,19 +22,24 @@ Feature: Fault tolerance
     And its resettingCount is 1
     And it has an event Unhealthy containing "1 failed pods" within 30 seconds
 
-  # Admission and warmup periods are set far apart in the next two scenarios, so that the
-  # moment of the reset tells which one applied (spec §2.3.4 step 10).
+  # Which of the admission and warmup grace periods applies depends on how many of the expected
+  # pods exist (spec §2.3.4 step 10): fewer than expected, the admission period; all of them,
+  # the warmup period. In each scenario the period that applies is the longer one, 20 s, and
+  # the other is 5 s, so that a controller using the shorter of the two, or the wrong one,
+  # resets at about 5 s. A controller re-examines an unready workload every 5 s (spec §2.7),
+  # so the reset comes between 20 and 25 s; 30 s leaves room for a busy API server. A
+  # controller applying half the period (10 s) or twice it (40 s) falls outside.
   Scenario: Pods that are not created within the admission grace period reset the workload
     Given the namespace allows no pods
     And an AppWrapper "nopods" wrapping a Job with 2 pods
     And it has the annotations:
-      | admissionGracePeriodDuration | 5s  |
-      | warmupGracePeriodDuration    | 25s |
+      | admissionGracePeriodDuration | 20s |
+      | warmupGracePeriodDuration    | 5s  |
       | retryPausePeriodDuration     | 30s |
     When it is submitted to the LocalQueue
     Then it reaches phase Running within 30 seconds
-    And it reaches phase Resetting within 40 seconds
-    And it became Unhealthy between 5 and 15 seconds after it was deployed
+    And it reaches phase Resetting within 60 seconds
+    And it became Unhealthy between 20 and 30 seconds after it was deployed
     And its resettingCount is 1
     And it matches:
       """
@@ -46,18 +51,41 @@ Feature: Fault tolerance
           message: 0 pods pending; 0 pods running; 0 pods succeeded
       """
 
+  Scenario: Some pods created and running is still the admission grace period, not the warmup
+    # The quota lets one of the two pods be created; the one that exists runs.
+    Given the namespace allows only 1 pod
+    And an AppWrapper "partial" wrapping a Job with 2 pods
+    And it has the annotations:
+      | admissionGracePeriodDuration | 20s |
+      | warmupGracePeriodDuration    | 5s  |
+      | retryPausePeriodDuration     | 30s |
+    When it is submitted to the LocalQueue
+    Then 1 pod of it is Running within 30 seconds
+    And it reaches phase Resetting within 60 seconds
+    And it became Unhealthy between 20 and 30 seconds after it was deployed
+    And its resettingCount is 1
+    And it matches:
+      """
+      status:
+        conditions:
+        - type: Unhealthy
+          status: "True"
+          reason: InsufficientPodsReady
+          message: 0 pods pending; 1 pods running; 0 pods succeeded
+      """
+
   Scenario: Pods that do not run within the warmup grace period reset the workload
     Given an AppWrapper "slow" wrapping a Job with 2 pods
     And its pods stay pending
     And it has the annotations:
-      | warmupGracePeriodDuration    | 5s  |
-      | admissionGracePeriodDuration | 25s |
+      | warmupGracePeriodDuration    | 20s |
+      | admissionGracePeriodDuration | 5s  |
       | retryPausePeriodDuration     | 30s |
     When it is submitted to the LocalQueue
     Then it reaches phase Running within 60 seconds
     And its PodsReady condition is False
-    And it reaches phase Resetting within 40 seconds
-    And it became Unhealthy between 5 and 15 seconds after it was deployed
+    And it reaches phase Resetting within 60 seconds
+    And it became Unhealthy between 20 and 30 seconds after it was deployed
     And its resettingCount is 1
     And it matches:
       """
@@ -150,25 +178,27 @@ Feature: Fault tolerance
     And the ClusterQueue has 0 admitted workloads within 30 seconds
 
   Scenario: A Job that failed resets the workload without waiting for the failure grace period
-    # A failed component is checked before failed pods and has no grace period: the reason
-    # tells the component was the cause. A controller may still find the failed pod a moment
-    # before the Job reports its failure and wait out the failure grace period (30s once
-    # clamped), or, with PodsReady True, find either up to 60 s late; the retry pause then ends
-    # with the grace period and Resetting may be brief, hence the monitor.
-    Given an AppWrapper "jobfails" wrapping a Job with 1 pod and backoffLimit 0
-    And its pods fail with exit code 1 after 2 seconds
+    # A failed component has no grace period (spec §2.3.4 step 4). The Job fails by its
+    # deadline, and the Job controller deletes its pod rather than failing it, so no failed pod
+    # can make a controller wait out the failure grace period legitimately. Unhealthy becomes
+    # True in the reconcile that resets: Resetting comes at once, and lasts the 30 s retry
+    # pause. A controller that waited the (clamped) 30 s grace would reset 30 s after it.
+    Given an AppWrapper "jobfails" wrapping a Job with 1 pod and activeDeadlineSeconds 5
     And it has the annotations:
-      | failureGracePeriodDuration | 1h  |
-      | retryPausePeriodDuration   | 30s |
+      | failureGracePeriodDuration   | 1h  |
+      | admissionGracePeriodDuration | 1h  |
+      | warmupGracePeriodDuration    | 1h  |
+      | retryPausePeriodDuration     | 30s |
     When it is submitted to the LocalQueue
-    Then it matches within the detection period plus 30 seconds:
+    Then its Unhealthy condition is True within the detection period plus 10 seconds
+    And it reaches phase Resetting between 0 and 5 seconds after it became Unhealthy
+    And it matches:
       """
       status:
         resettingCount: 1
         conditions:
         - {type: Unhealthy, status: "True", reason: FailedComponent, message: Found 1 failed components}
       """
-    And the monitor saw it go from Running to Resetting
 
   Scenario: The retry pause keeps the quota
     Given an AppWrapper "pausing" wrapping a Pod
@@ -179,7 +209,7 @@ Feature: Fault tolerance
     Then it reaches phase Running within 60 seconds
     When its pods fail with exit code 1
     Then it reaches phase Resetting within the detection period
-    And its ResourcesDeployed condition is False with reason Resetting within 15 seconds
+    And the monitor saw its ResourcesDeployed condition False with reason Resetting within 15 seconds
     And no pod of it remains
     And it stays Resetting for 3 seconds
     And its QuotaReserved condition is True
@@ -298,7 +328,7 @@ Feature: Fault tolerance
             requiredDuringSchedulingIgnoredDuringExecution:
               nodeSelectorTerms:
               - matchExpressions:
-                - {key: autopilot.ibm.com/gpuhealth, operator: NotIn}
+                - {key: autopilot.ibm.com/gpuhealth, operator: NotIn, values: [TESTING, EVICT]}
       """
     When the node of its pod is labelled "autopilot.ibm.com/gpuhealth=EVICT"
     Then it reaches phase Resetting within 90 seconds

@@ -135,9 +135,42 @@ Feature: Working with Kueue
       """
 
   Scenario: An AppWrapper has exactly one Workload, which is finished once the AppWrapper succeeded
-    # Its wrapped Jobs are owned by the AppWrapper, so Kueue makes no Workload of their own
-    # (upstream e2e "Recognition of Child Jobs"; spec §1.7).
-    Given an AppWrapper "single" wrapping a Job with 2 pods and a Job with 1 pod
+    # Its wrapped Jobs carry the queue-name label, so Kueue would queue each as a workload of
+    # its own, unless the AppWrapper owns it as its controller (upstream e2e "Recognition of
+    # Child Jobs"; spec §1.7, §4.4).
+    Given an AppWrapper "single" with the components:
+      """
+      - template:
+          apiVersion: batch/v1
+          kind: Job
+          metadata:
+            name: single-job
+            labels: {kueue.x-k8s.io/queue-name: ${queue}}
+          spec:
+            parallelism: 2
+            completions: 2
+            template:
+              metadata:
+                labels: {awconf.dev/outcome: running}
+              spec:
+                restartPolicy: Never
+                containers:
+                - {name: main, image: busybox, resources: {requests: {cpu: 100m}}}
+      - template:
+          apiVersion: batch/v1
+          kind: Job
+          metadata:
+            name: single-job-1
+            labels: {kueue.x-k8s.io/queue-name: ${queue}}
+          spec:
+            template:
+              metadata:
+                labels: {awconf.dev/outcome: running}
+              spec:
+                restartPolicy: Never
+                containers:
+                - {name: main, image: busybox, resources: {requests: {cpu: 100m}}}
+      """
     When it is submitted to the LocalQueue
     Then 3 pods of it are Running within 60 seconds
     And its workload is the only one in the namespace

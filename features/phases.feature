@@ -127,17 +127,83 @@ Feature: Phases
         - {type: QuotaReserved, status: "False", reason: Failed}
       """
 
+  # How a create error is classified (spec §4.6): Invalid (422) and a kind the API server does
+  # not serve are fatal, and fail the workload at once; anything else is retried every second
+  # until the admission grace period, 20 s here, is over. The quota refusal of a component is
+  # retryable; a controller that retried a fatal error would still be Resuming at 20 s.
+  Scenario: Resuming → Failed: a component the API server refuses as invalid fails at once
+    Given an AppWrapper "invalid" with the components:
+      """
+      - template:
+          apiVersion: v1
+          kind: Service
+          metadata:
+            name: invalid
+          spec:
+            ports: [{port: 0, protocol: TCP}]
+      - template:
+          apiVersion: v1
+          kind: Pod
+          metadata:
+            name: invalid-pod
+          spec:
+            restartPolicy: Never
+            containers: [{name: main, image: busybox}]
+      """
+    And its annotation "admissionGracePeriodDuration" is "20s"
+    When it is submitted to the LocalQueue
+    Then it reaches phase Failed within 30 seconds
+    And it became Unhealthy between 0 and 12 seconds after it was created
+    And its resettingCount is 0
+    And it matches:
+      """
+      status:
+        conditions:
+        - type: Unhealthy
+          status: "True"
+          reason: CreateFailed
+          message: '$regex:^error creating components: .*(Invalid|invalid)'
+      """
+    And no pod of it remains
+
+  Scenario: Resuming → Failed: a kind the API server does not serve fails at once
+    Given an AppWrapper "unserved" with the components:
+      """
+      - template:
+          apiVersion: awconf.dev/v1
+          kind: Widget
+          metadata:
+            name: unserved
+      - template:
+          apiVersion: v1
+          kind: Pod
+          metadata:
+            name: unserved-pod
+          spec:
+            restartPolicy: Never
+            containers: [{name: main, image: busybox}]
+      """
+    And its annotation "admissionGracePeriodDuration" is "20s"
+    When it is submitted to the LocalQueue
+    Then it reaches phase Failed within 30 seconds
+    And it became Unhealthy between 0 and 12 seconds after it was created
+    And its resettingCount is 0
+    And its Unhealthy condition is True with reason CreateFailed
+    And no pod of it remains
+
   Scenario: Resuming → Resetting: creation keeps failing past the admission grace period
     Given the namespace allows no pods
     And an AppWrapper "blocked" wrapping a Pod
     And it has the annotations:
-      | admissionGracePeriodDuration | 2s  |
-      | retryPausePeriodDuration     | 20s |
+      | admissionGracePeriodDuration | 20s |
+      | retryPausePeriodDuration     | 30s |
     When it is submitted to the LocalQueue
-    Then it reaches phase Resetting within 30 seconds
+    Then it reaches phase Resuming within 30 seconds
+    And it reaches phase Resetting between 20 and 27 seconds after it was deployed
     And the monitor saw it go from Resuming to Resetting
     And its resettingCount is 1
     And its Unhealthy condition is True with reason CreateFailed
+    And it became Unhealthy between 20 and 27 seconds after it was deployed
 
   # PodsReady is cleared with reason Suspended only if it was True (spec §2.3.5), so the
   # scenario first waits for the pods to be ready.
