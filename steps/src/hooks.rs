@@ -193,6 +193,20 @@ async fn finish(w: &mut AwWorld, text: ScenarioText, step_failure: Option<String
                 .join("\n\n"),
         ),
     };
+    let inferred = w.h.monitor.inferred_in(&w.ns);
+    let watch_errors = w.h.monitor.watch_errors();
+    if inferred > 0 || watch_errors > 0 {
+        w.note(format!(
+            "the monitor inferred {inferred} phase changes here across re-lists of its watch \
+             (each a violation unless the re-list showed nothing was missed); its watch met \
+             {watch_errors} errors in the run so far"
+        ));
+    }
+    for retried in clusters::webhook_retry::retries_in(&w.ns) {
+        w.note(format!(
+            "a write was made again, its webhook call having broken off: {retried}"
+        ));
+    }
     let events = events::list(&w.client, &w.ns).await.unwrap_or_else(|e| {
         tracing::warn!("events of {}: {e}", w.ns);
         Vec::new()

@@ -42,7 +42,7 @@ pub async fn create_appwrapper(client: &kube::Client, object: &Value) -> anyhow:
     let aw: DynamicObject = serde_json::from_value(object.clone())?;
     let api = appwrappers(client, namespace);
     let params = PostParams::default();
-    let created = webhook_retry::write(|| api.create(&params, &aw))
+    let created = webhook_retry::write(namespace, || api.create(&params, &aw))
         .await
         .with_context(|| format!("creating AppWrapper\n{}", crate::yaml::render(object)))?;
     Ok(to_value(&created))
@@ -56,7 +56,7 @@ pub async fn patch_appwrapper(
 ) -> anyhow::Result<()> {
     let api = appwrappers(client, namespace);
     let (params, patch) = (PatchParams::default(), Patch::Merge(patch));
-    webhook_retry::write(|| api.patch(name, &params, &patch))
+    webhook_retry::write(namespace, || api.patch(name, &params, &patch))
         .await
         .with_context(|| format!("patching AppWrapper {namespace}/{name}"))?;
     Ok(())

@@ -101,13 +101,18 @@ pub async fn apply(client: &kube::Client, object: &Value) -> Result<(), ClusterE
     };
     let ar = resource(kind, plural);
     let name = object["metadata"]["name"].as_str().unwrap_or_default();
-    let api: Api<DynamicObject> = match object["metadata"]["namespace"].as_str() {
-        Some(ns) if namespaced => Api::namespaced_with(client.clone(), ns, &ar),
-        _ => Api::all_with(client.clone(), &ar),
+    let namespace = match object["metadata"]["namespace"].as_str() {
+        Some(ns) if namespaced => ns,
+        _ => "",
+    };
+    let api: Api<DynamicObject> = if namespace.is_empty() {
+        Api::all_with(client.clone(), &ar)
+    } else {
+        Api::namespaced_with(client.clone(), namespace, &ar)
     };
     let params = PatchParams::apply("awconf").force();
     let patch = Patch::Apply(object);
-    crate::webhook_retry::write(|| api.patch(name, &params, &patch)).await?;
+    crate::webhook_retry::write(namespace, || api.patch(name, &params, &patch)).await?;
     Ok(())
 }
 

@@ -41,7 +41,7 @@ async fn try_create(
     let object: DynamicObject = serde_json::from_value(aw)?;
     let api = kube_util::appwrappers(&client, &w.ns);
     let params = PostParams::default();
-    let result = webhook_retry::write(|| api.create(&params, &object))
+    let result = webhook_retry::write(&w.ns, || api.create(&params, &object))
         .await
         .map(|_| ());
     let attempt = outcome(result)?;
@@ -222,6 +222,7 @@ async fn try_to_set(
     let value = crate::yaml::parse(&value)?;
     let api = kube_util::appwrappers(&w.client, &w.ns);
     let (api, name_ref, segments, value) = (&api, name.as_str(), &segments, &value);
+    let ns = w.ns.as_str();
     let attempt = wait::eventually(
         secs(30),
         &format!("an update of {path}"),
@@ -231,7 +232,7 @@ async fn try_to_set(
             let object: DynamicObject = serde_json::from_value(aw)?;
             let params = PostParams::default();
             let replace = || api.replace(name_ref, &params, &object);
-            Ok(match webhook_retry::write(replace).await {
+            Ok(match webhook_retry::write(ns, replace).await {
                 Err(kube::Error::Api(status)) if status.code == 409 => {
                     Check::NotYet(format!("conflict: {}", status.message))
                 }
