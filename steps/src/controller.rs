@@ -15,6 +15,7 @@ use clusters::install::scale::Workload;
 use clusters::process::Process;
 
 use crate::options::ControllerMode;
+use crate::options::mode::{WEBHOOK_CERT_DIR, WEBHOOK_PORT};
 use crate::webhook::WebhookEndpoint;
 
 /// The suite's fault-tolerance defaults: seconds instead of minutes, so that a scenario that
@@ -269,10 +270,13 @@ impl ControllerUnderTest {
                     .parent()
                     .map(operator_config_path)
                     .unwrap_or_default();
-                let command = command
-                    .replace("{kubeconfig}", &self.kubeconfig.display().to_string())
-                    .replace("{config}", &self.config_path.display().to_string())
-                    .replace("{operator-config}", &operator_config.display().to_string());
+                let command = external_command(
+                    command,
+                    &self.kubeconfig,
+                    &self.config_path,
+                    &operator_config,
+                    self.webhook.as_ref(),
+                );
                 let envs = [
                     ("KUBECONFIG", self.kubeconfig.display().to_string()),
                     (
@@ -347,6 +351,26 @@ impl ControllerUnderTest {
     }
 }
 
+/// An external command with the run's paths in place of its placeholders.
+fn external_command(
+    command: &str,
+    kubeconfig: &Path,
+    config: &Path,
+    operator_config: &Path,
+    webhook: Option<&WebhookEndpoint>,
+) -> String {
+    let mut command = command
+        .replace("{kubeconfig}", &kubeconfig.display().to_string())
+        .replace("{config}", &config.display().to_string())
+        .replace("{operator-config}", &operator_config.display().to_string());
+    if let Some(webhook) = webhook {
+        command = command
+            .replace(WEBHOOK_PORT, &webhook.port.to_string())
+            .replace(WEBHOOK_CERT_DIR, &webhook.cert_dir.display().to_string());
+    }
+    command
+}
+
 /// Where an external controller finds the suite's settings in the reference operator's own
 /// format (`{operator-config}`).
 pub fn operator_config_path(report_dir: &Path) -> PathBuf {
@@ -413,6 +437,10 @@ mod tests {
         let text = std::fs::read_to_string(operator_config_path(dir.path())).unwrap();
         let value: serde_json::Value = serde_saphyr::from_str(&text).unwrap();
         assert_eq!(value["webhooksEnabled"], serde_json::json!(false));
+        let serving = ControllerMode::External {
+            command: "manager --port {webhook-port}".into(),
+        };
+        assert!(serving.serves_webhooks() && !mode_of_manager().serves_webhooks());
         assert_eq!(
             value["appwrapper"]["faultTolerance"]["admissionGracePeriod"],
             serde_json::json!(20_000_000_000u64)
@@ -421,6 +449,25 @@ mod tests {
             value["certManagement"]["namespace"],
             serde_json::json!(EXTERNAL_OPERATOR_NAMESPACE)
         );
+    }
+
+    fn mode_of_manager() -> ControllerMode {
+        ControllerMode::External {
+            command: "manager".into(),
+        }
+    }
+
+    #[test]
+    fn an_external_command_gets_the_webhook_port_and_certificates_it_names() {
+        let endpoint = WebhookEndpoint::for_test(Path::new("/certs"), 9876);
+        let command = external_command(
+            "m --kubeconfig {kubeconfig} --port {webhook-port} --certs {webhook-cert-dir}",
+            Path::new("/k"),
+            Path::new("/c"),
+            Path::new("/o"),
+            Some(&endpoint),
+        );
+        assert_eq!(command, "m --kubeconfig /k --port 9876 --certs /certs");
     }
 
     #[test]

@@ -53,6 +53,15 @@ impl WebhookEndpoint {
         })
     }
 
+    #[cfg(test)]
+    pub fn for_test(cert_dir: &std::path::Path, port: u16) -> Self {
+        WebhookEndpoint {
+            cert_dir: cert_dir.to_path_buf(),
+            port,
+            ca_pem: String::new(),
+        }
+    }
+
     /// `127.0.0.1:<port>`, the controller binary's `--webhook-bind-address`.
     pub fn bind_address(&self) -> String {
         format!("127.0.0.1:{}", self.port)

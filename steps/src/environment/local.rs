@@ -76,7 +76,8 @@ pub async fn on_cluster(
 
 /// Starts the controller under test and registers its webhooks beside Kueue's: served here
 /// for the embedded controller (the server is returned), by the child in the process mode, by
-/// the reference operator through its Service. An external controller brings its own.
+/// the reference operator through its Service, by an external command that names
+/// `{webhook-port}` on that port (others bring their own, or none).
 async fn controller_with_webhooks(
     options: &SuiteOptions,
     cluster: &clusters::LocalCluster,
@@ -84,7 +85,7 @@ async fn controller_with_webhooks(
     watch_client: &kube::Client,
 ) -> anyhow::Result<(ControllerUnderTest, Option<WebhookServer>)> {
     let mut config = suite_config();
-    config.webhooks_enabled = options.controller.is_child();
+    config.webhooks_enabled = options.controller.is_child() || options.controller.serves_webhooks();
     let mut controller = ControllerUnderTest::new(
         options.controller.clone(),
         config.clone(),
@@ -95,8 +96,15 @@ async fn controller_with_webhooks(
     // A child controller serves the webhooks itself, so they are down while it is: there
     // they fail open, or `@serial` scenarios could not create AppWrappers meanwhile (no
     // other scenario runs then). The embedded server outlives the controller: fail closed.
-    let fail_open = options.controller.is_child();
+    let fail_open = options.controller.is_child() || options.controller.serves_webhooks();
     match &options.controller {
+        ControllerMode::External { .. } if options.controller.serves_webhooks() => {
+            let endpoint = WebhookEndpoint::prepare(cluster, &options.report_dir)?;
+            controller = controller.with_webhook(endpoint.clone());
+            controller.start(watch_client).await?;
+            endpoint.register(client, fail_open).await?;
+            Ok((controller, None))
+        }
         ControllerMode::External { .. } => {
             controller.start(watch_client).await?;
             Ok((controller, None))

@@ -2,7 +2,7 @@
 
 mod cluster;
 mod feature_set;
-mod mode;
+pub mod mode;
 mod summary;
 mod upgrade;
 

@@ -2,6 +2,11 @@
 
 use std::path::PathBuf;
 
+/// In an external command: the port its webhook server listens on (loopback).
+pub const WEBHOOK_PORT: &str = "{webhook-port}";
+/// In an external command: the directory with its serving certificate.
+pub const WEBHOOK_CERT_DIR: &str = "{webhook-cert-dir}";
+
 /// The controller under test.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub enum ControllerMode {
@@ -13,7 +18,9 @@ pub enum ControllerMode {
     Process { binary: Option<PathBuf> },
     /// Any command, run with `sh -c`, for example the reference operator. `{kubeconfig}` and
     /// `{config}` in it are replaced by the paths of the cluster's kubeconfig and of the
-    /// suite's controller configuration; `KUBECONFIG` is set as well.
+    /// suite's controller configuration; `KUBECONFIG` is set as well. A command that names
+    /// `{webhook-port}` serves the AppWrapper webhooks there (TLS, with `tls.crt` and
+    /// `tls.key` from `{webhook-cert-dir}`), and the run registers them.
     External { command: String },
     /// The reference Go operator at this version, built from its module into the cache and
     /// run as a child process configured through its own ConfigMap.
@@ -122,6 +129,11 @@ impl ControllerMode {
     }
 
     /// A child process that the suite starts and kills (our binary or the reference).
+    /// An external command that serves the AppWrapper webhooks (it names `{webhook-port}`).
+    pub fn serves_webhooks(&self) -> bool {
+        matches!(self, ControllerMode::External { command } if command.contains(WEBHOOK_PORT))
+    }
+
     pub fn is_child(&self) -> bool {
         matches!(
             self,
