@@ -320,7 +320,15 @@ pub fn check_change(before: &Snapshot, after: &Snapshot, relisted: bool) -> Chan
 ///   (False) and, the retry pause being over, deployed again (True), Resetting → Resuming
 ///   (§2.3.6 steps 3 and 5);
 /// - `DeletingResources` stays False across a deletion pass that began and ended at once, or
-///   the deletion-on-failure pause re-armed after a pass (§4.7 steps 1 and 5, §11.1 item 4).
+///   the deletion-on-failure pause re-armed after a pass (§4.7 steps 1 and 5, §11.1 item 4);
+/// - `Unhealthy` stays True across a Running reconcile that clears the one left from a reset
+///   and detects anew (§2.3.4 steps 8 and 10, §11.1 item 3).
+///
+/// A time re-stamped within [`RESTAMP`] of itself also passes: a controller that reconciles a
+/// stale copy of the object repeats the write it just made (the reference does, on a loaded
+/// machine, when it enters Resuming). It shifts every timer by at most that much, which the
+/// timing windows of the scenarios absorb; a controller that re-stamps a running timer moves
+/// it by its re-check interval and is caught by them.
 fn moved_transition_times(before: &Snapshot, after: &Snapshot) -> Vec<String> {
     before
         .conditions
@@ -329,6 +337,7 @@ fn moved_transition_times(before: &Snapshot, after: &Snapshot) -> Vec<String> {
             let (now_status, _, is) = after.conditions.get(kind)?;
             (now_status == status
                 && !same_time(was, is)
+                && !restamped(was, is)
                 && !flipped_back_in_one_write(kind, status, before, after))
             .then(|| {
                 format!(
@@ -350,6 +359,18 @@ fn flipped_back_in_one_write(
             before.phase == Phase::Resetting && after.phase == Phase::Resuming
         }
         ("DeletingResources", "False") => true,
+        ("Unhealthy", "True") => before.phase == Phase::Running,
+        _ => false,
+    }
+}
+
+/// How far a condition's time may be re-stamped by a repeated write (see
+/// [`moved_transition_times`]).
+const RESTAMP: chrono::TimeDelta = chrono::TimeDelta::seconds(2);
+
+fn restamped(was: &str, is: &str) -> bool {
+    match (parse_time(was), parse_time(is)) {
+        (Some(was), Some(is)) => (is - was).abs() <= RESTAMP,
         _ => false,
     }
 }
@@ -810,10 +831,11 @@ mod tests {
             ("ResourcesDeployed", "True"),
             ("Unhealthy", "True"),
         ];
-        let before = snapshot("Running", &conditions, 0);
+        // Suspending: Running may clear a stale Unhealthy and detect anew in one write.
+        let before = snapshot("Suspending", &conditions, 0);
         let after = with_reason(
             with_time(
-                snapshot("Running", &conditions, 0),
+                snapshot("Suspending", &conditions, 0),
                 condition,
                 "2026-01-01T00:00:09Z",
             ),
@@ -871,6 +893,32 @@ mod tests {
         );
         let rearmed = with_time(paused.clone(), "DeletingResources", "2026-01-01T00:00:09Z");
         assert_eq!(change(&paused, &rearmed).violations, Vec::<String>::new());
+    }
+
+    /// Positive: a stale write repeated a second later, and a new detection in Running.
+    #[test]
+    fn a_restamp_within_two_seconds_and_a_new_detection_in_running_pass() {
+        let resuming = snapshot("Resuming", &QR_RD, 0);
+        let restamped = with_time(resuming.clone(), "QuotaReserved", "2026-01-01T00:00:01Z");
+        assert_eq!(
+            change(&resuming, &restamped).violations,
+            Vec::<String>::new()
+        );
+        let unhealthy = [
+            ("QuotaReserved", "True"),
+            ("ResourcesDeployed", "True"),
+            ("Unhealthy", "True"),
+        ];
+        let running = snapshot("Running", &unhealthy, 1);
+        let detected = with_time(
+            snapshot("Resetting", &unhealthy, 2),
+            "Unhealthy",
+            "2026-01-01T00:00:45Z",
+        );
+        assert_eq!(change(&running, &detected).violations, Vec::<String>::new());
+        let resetting = snapshot("Resetting", &unhealthy, 1);
+        let moved = with_time(resetting.clone(), "Unhealthy", "2026-01-01T00:00:45Z");
+        assert_eq!(change(&resetting, &moved).violations.len(), 1);
     }
 
     /// Negative: outside those writes the same moves are violations.
