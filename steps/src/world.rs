@@ -78,6 +78,9 @@ pub struct AwWorld {
     /// The controller of this scenario's AppWrappers alone (`@own-controller`, where the mode
     /// allows): the one its steps stop, kill and restart.
     pub own_controller: Option<ControllerUnderTest>,
+    /// The moments timing windows were measured from, by AppWrapper and kind (see
+    /// [`crate::steps::windows`]): a later window may need one its condition no longer shows.
+    pub moments: std::sync::Mutex<BTreeMap<(String, String), chrono::DateTime<chrono::Utc>>>,
 }
 
 /// What the API server answered to a creation or update the scenario tried.
@@ -125,6 +128,7 @@ impl AwWorld {
             upgrades_kueue: false,
             pods_before_upgrade: BTreeMap::new(),
             own_controller: None,
+            moments: std::sync::Mutex::default(),
         })
     }
 

@@ -202,16 +202,26 @@ impl Window {
 
 /// When `since` happened. A controller may be slow to start it (deleting, say, after the
 /// phase already says Suspending), so it is waited for, but no longer than the window lasts.
+/// Once read it is kept: when the condition has moved on by the time a later window of the
+/// same scenario begins (the deletion complete), that window is measured from the same moment.
 async fn moment(
     w: &AwWorld,
     name: &str,
     since: Moment,
     within: u64,
 ) -> anyhow::Result<DateTime<Utc>> {
+    let key = (name.to_string(), since.describe().to_string());
+    let kept = || w.moments.lock().ok().and_then(|m| m.get(&key).copied());
     let deadline = std::time::Instant::now() + std::time::Duration::from_secs(within);
     loop {
         match since.of(&w.existing(name).await?) {
-            Ok(at) => return Ok(at),
+            Ok(at) => {
+                if let Ok(mut moments) = w.moments.lock() {
+                    moments.insert(key, at);
+                }
+                return Ok(at);
+            }
+            Err(_) if let Some(at) = kept() => return Ok(at),
             Err(why) if std::time::Instant::now() > deadline => {
                 return Err(anyhow::anyhow!("{why}"));
             }
