@@ -117,6 +117,57 @@ Feature: Admission of AppWrappers
     When I try to create it
     Then it is refused with "out of bounds index '10'" at "spec.components[0].podSets[0].path"
 
+  Scenario Outline: A podSet path <what> is refused
+    # Spec §5.1: the path grammar's own errors, reported under §6.3 rule 5. A webhook that read
+    # these paths leniently would reach a container (no pod spec) or nothing at all.
+    Given an AppWrapper "bad-path" with the components:
+      """
+      - podSets: [{path: "<path>"}]
+        template:
+          apiVersion: v1
+          kind: Pod
+          metadata: {name: p}
+          spec:
+            containers: [{name: c, image: busybox}]
+      """
+    When I try to create it
+    Then it is refused with "<error>" at "spec.components[0].podSets[0].path"
+
+    Examples:
+      | what                            | path                          | error                                                                      |
+      | with a non-numeric index        | template.spec.containers[a10] | at path position 'template.spec.containers' invalid index expression 'a10' |
+      | with a negative index           | template.spec.containers[-1]  | at path position 'template.spec.containers' out of bounds index '-1'       |
+      | with an unclosed bracket        | template.spec.containers[0    | at path position 'template.spec.containers' invalid array index '[0'       |
+      | that does not start at template | spec.containers[0]            | first element of the path must be 'template'                               |
+
+  Scenario: A refusal names the component and the podSet at fault
+    # The first component is fine (and declares a podSet of its own, so that a count over all
+    # components would not land on the same index); the second one's second podSet is bad.
+    Given an AppWrapper "second-bad" with the components:
+      """
+      - podSets: [{path: template}]
+        template:
+          apiVersion: v1
+          kind: Pod
+          metadata: {name: fine}
+          spec:
+            containers: [{name: c, image: busybox}]
+      - podSets: [{path: template.spec.first}, {path: "template.spec.second[3]"}]
+        template:
+          apiVersion: example.com/v1
+          kind: Thing
+          metadata: {name: t}
+          spec:
+            first:
+              spec:
+                containers: [{name: c, image: busybox}]
+            second:
+              - spec:
+                  containers: [{name: c, image: busybox}]
+      """
+    When I try to create it
+    Then it is refused with "at path position 'template.spec.second' out of bounds index '3'" at "spec.components[1].podSets[1].path"
+
   Scenario: A podSet path to a template that is not a strict pod spec is refused
     Given an AppWrapper "strict" with the components:
       """
@@ -152,6 +203,24 @@ Feature: Admission of AppWrappers
     When I try to create it
     Then it is refused with "replica count 3 differs from inferred count 2" at "spec.components[0].podSets"
 
+  Scenario: Two podSets declared at the same path are refused
+    # Spec §5.5 rule 2, checked before (and without) any inference: the kind is unknown, so
+    # nothing else would refuse these podSets.
+    Given an AppWrapper "twice" with the components:
+      """
+      - podSets: [{path: template.spec.template}, {path: template.spec.template}]
+        template:
+          apiVersion: example.com/v1
+          kind: Thing
+          metadata: {name: t}
+          spec:
+            template:
+              spec:
+                containers: [{name: c, image: busybox}]
+      """
+    When I try to create it
+    Then it is refused with "multiple DeclaredPodSets with path 'template.spec.template'" at "spec.components[0].podSets"
+
   Scenario: A template whose podSets cannot be inferred is refused
     Given an AppWrapper "bad-replicas" with the components:
       """
@@ -185,6 +254,44 @@ Feature: Admission of AppWrappers
     When "limited-user" tries to create it
     Then it is refused with "User limited-user is not authorized to create deployments" at "spec.components[0].template"
 
+  Scenario: The user labels name the creator, whatever the creator wrote there
+    # Spec §6.2 step 2: the requester's sanitized name and UID overwrite the creator's values
+    # (an impersonated user has no UID). An update by someone else keeps them.
+    Given a user "alice@example.com" who may create Pods but not Deployments
+    And an AppWrapper "claimed" defined by:
+      """
+      metadata:
+        labels:
+          workload.codeflare.dev/user: someone-else
+          workload.codeflare.dev/userid: "1234"
+      spec:
+        components:
+          - template:
+              apiVersion: v1
+              kind: Pod
+              metadata: {name: p}
+              spec:
+                containers: [{name: c, image: busybox}]
+      """
+    When "alice@example.com" tries to create it
+    Then it is accepted
+    And it matches:
+      """
+      metadata:
+        labels:
+          workload.codeflare.dev/user: alice_example.com
+          workload.codeflare.dev/userid: ""
+      """
+    When I try to set its metadata.annotations[example.com/note] to "the admin was here"
+    Then it is accepted
+    And it matches:
+      """
+      metadata:
+        labels:
+          workload.codeflare.dev/user: alice_example.com
+          workload.codeflare.dev/userid: ""
+      """
+
   Scenario Outline: <what> cannot change once the AppWrapper exists
     Given an AppWrapper "fixed" with the components:
       """
@@ -215,3 +322,10 @@ Feature: Admission of AppWrappers
       | The user label    | metadata.labels[workload.codeflare.dev/user]  | someone-else              | metadata.labels[workload.codeflare.dev/user]  |
       | The userid label  | metadata.labels[workload.codeflare.dev/userid]| "1234"                    | metadata.labels[workload.codeflare.dev/userid]|
       | spec.managedBy    | spec.managedBy                                | kueue.x-k8s.io/multikueue | spec.managedBy                                |
+
+    Examples: counts
+      | what                               | field                      | value                                                                                    | refused at                 |
+      | The number of components (to none) | spec.components            | []                                                                                       | spec.components            |
+      | The number of components (to two)  | spec.components            | [{template: {apiVersion: v1, kind: ConfigMap}}, {template: {apiVersion: v1, kind: Pod}}] | spec.components            |
+      | The number of podSets (to none)    | spec.components[0].podSets | []                                                                                       | spec.components[0].podsets |
+      | The number of podSets (to two)     | spec.components[0].podSets | [{path: template.spec.template, replicas: 2}, {path: template}]                          | spec.components[0].podsets |
