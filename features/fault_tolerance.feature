@@ -200,6 +200,21 @@ Feature: Fault tolerance
         - {type: Unhealthy, status: "True", reason: FailedComponent, message: Found 1 failed components}
       """
 
+  Scenario: A Job that failed with retryLimit 0 fails the workload without waiting
+    # As above, with no retry left: the same reconcile that finds the failed component fails
+    # the workload (spec §2.3.4 step 4, §2.5).
+    Given an AppWrapper "jobfailsonce" wrapping a Job with 1 pod and activeDeadlineSeconds 5
+    And it has the annotations:
+      | failureGracePeriodDuration   | 1h |
+      | admissionGracePeriodDuration | 1h |
+      | warmupGracePeriodDuration    | 1h |
+      | retryLimit                   | 0  |
+    When it is submitted to the LocalQueue
+    Then its Unhealthy condition is True within the detection period plus 10 seconds
+    And it reaches phase Failed between 0 and 5 seconds after it became Unhealthy
+    And its resettingCount is 0
+    And its Unhealthy condition is True with reason FailedComponent
+
   Scenario: The retry pause keeps the quota
     Given an AppWrapper "pausing" wrapping a Pod
     And it has the annotations:

@@ -122,7 +122,7 @@ Feature: Restart safety
     Then it stays Suspending for 18 seconds
     When the controller is started again
     Then its pods are gone between 25 and 35 seconds after it began deleting
-    And it reaches phase Suspended between 25 and 40 seconds after it began deleting
+    And it reaches phase Suspended within 15 seconds
 
   Scenario: A restarted controller forces a reset's deletion when the original grace period ends
     Given an AppWrapper "stuckreset" wrapping a Pod and a Pod
@@ -249,7 +249,7 @@ Feature: Restart safety
     When the controller is killed
     Then it stays Succeeded for 12 seconds
     When the controller is started again
-    Then it matches between 25 and 36 seconds after it was deployed:
+    Then it matches between 25 and 40 seconds after it was deployed:
       """
       status:
         conditions:
