@@ -19,6 +19,20 @@ use crate::world::AwWorld;
 
 const QUOTA: &str = "awconf-no-pods";
 
+/// Creates the scenario's ResourceQuota: at most `n` of `resource`.
+async fn create_quota(w: &AwWorld, resource: &str, n: u32) -> anyhow::Result<Api<ResourceQuota>> {
+    let quota: ResourceQuota = serde_json::from_value(json!({
+        "metadata": {"name": QUOTA},
+        "spec": {"hard": {resource: n.to_string()}},
+    }))?;
+    let quotas = Api::<ResourceQuota>::namespaced(w.client.clone(), &w.ns);
+    quotas
+        .create(&PostParams::default(), &quota)
+        .await
+        .context("creating the ResourceQuota")?;
+    Ok(quotas)
+}
+
 /// A ResourceQuota of zero pods (or Jobs): their creation is refused as long as it exists.
 #[given(regex = r"^the namespace allows no (pods|Jobs)$")]
 async fn allows_none(w: &mut AwWorld, what: String) -> anyhow::Result<()> {
@@ -27,15 +41,7 @@ async fn allows_none(w: &mut AwWorld, what: String) -> anyhow::Result<()> {
     } else {
         "count/jobs.batch"
     };
-    let quota: ResourceQuota = serde_json::from_value(json!({
-        "metadata": {"name": QUOTA},
-        "spec": {"hard": {resource: "0"}},
-    }))?;
-    let quotas = Api::<ResourceQuota>::namespaced(w.client.clone(), &w.ns);
-    quotas
-        .create(&PostParams::default(), &quota)
-        .await
-        .context("creating the ResourceQuota")?;
+    create_quota(w, resource, 0).await?;
     // Quota admission enforces `status.hard`, which the quota controller fills in; the probe
     // below waits for that.
     let probe = if what == "pods" {
@@ -79,16 +85,7 @@ async fn allows_none(w: &mut AwWorld, what: String) -> anyhow::Result<()> {
 /// quota admission enforces.
 #[given(regex = r"^the namespace allows only (\d+) pods?$")]
 async fn allows_only(w: &mut AwWorld, n: u32) -> anyhow::Result<()> {
-    let quota: ResourceQuota = serde_json::from_value(json!({
-        "metadata": {"name": QUOTA},
-        "spec": {"hard": {"pods": n.to_string()}},
-    }))?;
-    let quotas = Api::<ResourceQuota>::namespaced(w.client.clone(), &w.ns);
-    quotas
-        .create(&PostParams::default(), &quota)
-        .await
-        .context("creating the ResourceQuota")?;
-    let quotas = &quotas;
+    let quotas = &create_quota(w, "pods", n).await?;
     wait::eventually(
         secs(30),
         "the quota controller to fill in the ResourceQuota's status",

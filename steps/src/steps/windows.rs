@@ -230,6 +230,18 @@ async fn moment(
     }
 }
 
+/// What a window step names: its moment, its AppWrapper and its window.
+fn window_of(
+    w: &mut AwWorld,
+    subject: &Subject,
+    from: u64,
+    to: u64,
+    since: &str,
+) -> anyhow::Result<(Moment, String, Window)> {
+    let since: Moment = since.parse().map_err(anyhow::Error::msg)?;
+    Ok((since, w.select(subject)?, Window { from, to }))
+}
+
 /// Looks until `look` finds what it expects, and places that change in `window` after `since`;
 /// returns when it was seen, in seconds after `since`. `Check::NotYet` carries what was seen,
 /// `Check::Never` ends the wait at once; a read error is tried again until the window is over.
@@ -310,10 +322,8 @@ async fn reaches_between(
     to: u64,
     since: String,
 ) -> anyhow::Result<()> {
-    let since: Moment = since.parse().map_err(anyhow::Error::msg)?;
-    let name = w.select(&subject)?;
+    let (since, name, window) = window_of(w, &subject, from, to, &since)?;
     let target: Phase = target.parse().map_err(anyhow::Error::msg)?;
-    let window = Window { from, to };
     let seen = appwrapper_arrives(w, &name, &format!("phase {target}"), since, window, |aw| {
         if phase_of(aw) == target.as_str() {
             Ok(())
@@ -340,10 +350,8 @@ async fn matches_between(
     since: String,
     step: &Step,
 ) -> anyhow::Result<()> {
-    let since: Moment = since.parse().map_err(anyhow::Error::msg)?;
-    let name = w.select(&subject)?;
+    let (since, name, window) = window_of(w, &subject, from, to, &since)?;
     let expected = expected_yaml(w, step)?;
-    let window = Window { from, to };
     let seen = appwrapper_arrives(w, &name, "a match", since, window, |aw| {
         if matcher::matches(&expected, aw) {
             Ok(())
@@ -376,9 +384,7 @@ async fn pods_gone_between(
     to: u64,
     since: String,
 ) -> anyhow::Result<()> {
-    let since: Moment = since.parse().map_err(anyhow::Error::msg)?;
-    let name = w.select(&subject)?;
-    let window = Window { from, to };
+    let (since, name, window) = window_of(w, &subject, from, to, &since)?;
     let (client, ns, aw) = (&w.client, w.ns.as_str(), name.as_str());
     let mut watched: Option<Vec<String>> = None;
     let seen = arrives(w, &name, "no pod left", since, window, async || {
@@ -423,19 +429,16 @@ async fn unhealthy_between(
     to: u64,
     since: String,
 ) -> anyhow::Result<()> {
-    let since: Moment = since.parse().map_err(anyhow::Error::msg)?;
-    let name = w.select(&subject)?;
+    let (since, name, window) = window_of(w, &subject, from, to, &since)?;
     let aw = w.existing(&name).await?;
     let elapsed = unhealthy_after(&aw, since).map_err(anyhow::Error::msg)?;
-    Window { from, to }
-        .place(Some(elapsed), elapsed)
-        .map_err(|problem| {
-            anyhow::anyhow!(
-                "AppWrapper {name} became Unhealthy {elapsed:.0}s after it {}: {problem}\n{}",
-                since.describe(),
-                state_view(&aw)
-            )
-        })?;
+    window.place(Some(elapsed), elapsed).map_err(|problem| {
+        anyhow::anyhow!(
+            "AppWrapper {name} became Unhealthy {elapsed:.0}s after it {}: {problem}\n{}",
+            since.describe(),
+            state_view(&aw)
+        )
+    })?;
     w.note(format!(
         "{name} became Unhealthy {elapsed:.0}s after it {}",
         since.describe()
