@@ -197,18 +197,18 @@ Feature: Deletion of the wrapped resources
 
   Scenario: SuccessTTL deletes a succeeded workload's resources
     # The TTL is measured from deployment (spec §3.8, §11.1 item 1), not from success: the pod
-    # succeeds about 16 s after deployment, so a TTL of 20 s from success would end at about
-    # 36 s (and the deletion a pass or two more), and half the TTL (10 s) has passed before
-    # the workload succeeds. Deletion takes passes 5 s apart: the Job goes in the first, its
-    # pod (removed by the garbage collector) by the third at the latest.
+    # succeeds about 22 s after deployment, between half the TTL of 40 s and the whole of it,
+    # so a TTL measured from success would end at about 62 s and half the TTL would delete
+    # at success. Deletion takes passes 5 s apart: the Job goes in the first, its pod (removed
+    # by the garbage collector) by the third at the latest.
     Given an AppWrapper "ttl" wrapping a Job with 1 pod
-    And its pods succeed after 15 seconds
-    And its annotation "successTTLDuration" is "20s"
+    And its pods succeed after 20 seconds
+    And its annotation "successTTLDuration" is "40s"
     When it is submitted to the LocalQueue
     Then it reaches phase Succeeded within 60 seconds
     And 1 pod of it is Succeeded
     And its ResourcesDeployed condition is True
-    And it matches between 20 and 36 seconds after it was deployed:
+    And it matches between 40 and 56 seconds after it was deployed:
       """
       status:
         phase: Succeeded
@@ -216,7 +216,7 @@ Feature: Deletion of the wrapped resources
         - type: ResourcesDeployed
           status: "False"
           reason: Succeeded
-          message: Time to live after success of 20s expired
+          message: Time to live after success of 40s expired
       """
     And no pod of it remains
     And no wrapped object of it remains
