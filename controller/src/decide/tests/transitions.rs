@@ -225,3 +225,20 @@ fn terminal_phases_are_never_left() {
         assert_eq!(d.status.phase, from);
     }
 }
+
+/// Enough pods succeeded, but others are still pending, running or failed: not a success
+/// (§2.3.4 step 5 counts every other pod, not their difference).
+#[rstest]
+#[case::pending_and_running(vec![
+    pod("p0", PodPhase::Succeeded), pod("p1", PodPhase::Succeeded),
+    pod("p2", PodPhase::Pending), pod("p3", PodPhase::Running),
+])]
+#[case::running_and_failed(vec![
+    pod("p0", PodPhase::Succeeded), pod("p1", PodPhase::Succeeded),
+    pod("p2", PodPhase::Running), failed_pod("p3", 1),
+])]
+fn enough_succeeded_pods_beside_others_are_not_a_success(#[case] pods: Vec<PodObservation>) {
+    let d = running().pods(pods).decide();
+    assert_eq!(d.error, None);
+    assert_ne!(d.status.phase, Phase::Succeeded);
+}
