@@ -39,6 +39,7 @@ fn failing() -> Scenario {
 #[case::warmup_grace_when_all_pods_exist_within(running().now(299).pods(one_running_one_pending()), Phase::Running)]
 #[case::warmup_grace_when_all_pods_exist_at_deadline(running().now(300).pods(one_running_one_pending()), Phase::Resetting)]
 #[case::warmup_grace_counts_pending_pods(running().now(60).pods(two_pending()), Phase::Running)]
+#[case::warmup_grace_counts_succeeded_pods(running().now(60).pods(vec![pod("p0", PodPhase::Pending), pod("p1", PodPhase::Succeeded)]), Phase::Running)]
 #[case::admission_grace_when_pods_are_missing(running().now(60).pods(vec![pod("p0", PodPhase::Pending)]), Phase::Resetting)]
 #[case::no_failure_grace_after_admission_expiry(
     running().cond(UNHEALTHY, "True", "InsufficientPodsReady", 60).now(60),
