@@ -201,13 +201,17 @@ fn foreign_object_is_reported() {
 }
 
 #[rstest]
-#[case::rd_absent(None, false)]
-#[case::rd_false(Some(("False", "ComponentCreationErrored")), false)]
-#[case::rd_unknown_without_name(Some(("Unknown", "ComponentCreationInitiated")), false)]
-#[case::rd_unknown_with_name(Some(("Unknown", "ComponentCreationInitiated")), true)]
-#[case::rd_true(Some(("True", "ComponentCreatedSuccessfully")), true)]
-fn which_components_may_exist(#[case] rd: Option<(&str, &str)>, #[case] present: bool) {
-    let named = present;
+#[case::rd_absent(None, true, false)]
+#[case::rd_false(Some(("False", "ComponentCreationErrored")), false, false)]
+#[case::rd_false_with_name(Some(("False", "CompononetDeleted")), true, false)]
+#[case::rd_unknown_without_name(Some(("Unknown", "ComponentCreationInitiated")), false, false)]
+#[case::rd_unknown_with_name(Some(("Unknown", "ComponentCreationInitiated")), true, true)]
+#[case::rd_true(Some(("True", "ComponentCreatedSuccessfully")), true, true)]
+fn which_components_may_exist(
+    #[case] rd: Option<(&str, &str)>,
+    #[case] named: bool,
+    #[case] present: bool,
+) {
     let d = suspending()
         .with(|s| {
             let mut cs = job_status(rd);
