@@ -23,7 +23,7 @@ async fn main() -> std::process::ExitCode {
         Ok(code) => code,
         Err(e) => {
             eprintln!("error: {e:#}");
-            std::process::ExitCode::from(2)
+            cli::exit::Exit::of(&e).into()
         }
     }
 }

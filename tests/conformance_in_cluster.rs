@@ -31,7 +31,7 @@ async fn main() -> ExitCode {
     let kubeconfig = cluster.kubeconfig().to_path_buf();
     let code = conformance_steps::runner::main(|mut options| {
         options.cluster = ClusterChoice::Existing {
-            kubeconfig,
+            kubeconfig: Some(kubeconfig),
             context: None,
             install: vec![Part::Kueue, Part::Kwok],
             images: None,

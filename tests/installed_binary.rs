@@ -34,45 +34,149 @@ fn install(root: &Path) -> PathBuf {
     root.join("bin").join("awconf")
 }
 
-fn run_in(dir: &Path, binary: &Path, args: &[&str]) -> (bool, String) {
-    let out = Command::new(binary)
+/// Installed once for all the tests of this file, into the build directory.
+fn awconf() -> &'static Path {
+    static BINARY: std::sync::OnceLock<PathBuf> = std::sync::OnceLock::new();
+    BINARY.get_or_init(|| install(&target_dir().join("installed-awconf")))
+}
+
+/// Runs `awconf args` in `dir` with `env` set; returns its exit code and its output.
+fn run_in(dir: &Path, env: &[(&str, &str)], args: &[&str]) -> (i32, String) {
+    let mut command = Command::new(awconf());
+    command
         .args(args)
         .current_dir(dir)
         // Nothing of the checkout: no manifest directory, no inherited AWCONF_ settings.
-        .env_remove("CARGO_MANIFEST_DIR")
-        .env_remove("AWCONF_FEATURES")
-        .env_remove("AWCONF_REPORT_DIR")
-        .output()
-        .expect("awconf runs");
+        .env_remove("CARGO_MANIFEST_DIR");
+    for (name, _) in std::env::vars() {
+        if name.starts_with("AWCONF_") && name != "AWCONF_CACHE" {
+            command.env_remove(name);
+        }
+    }
+    command.envs(env.iter().copied());
+    let out = command.output().expect("awconf runs");
     let text =
         String::from_utf8_lossy(&out.stdout).to_string() + &String::from_utf8_lossy(&out.stderr);
-    (out.status.success(), text)
+    (out.status.code().unwrap_or(-1), text)
 }
 
 #[test]
 fn an_installed_awconf_runs_a_scenario_from_an_empty_directory() {
-    let root = tempfile::tempdir().unwrap();
-    let binary = install(root.path());
     let empty = tempfile::tempdir().unwrap();
 
-    let (ok, text) = run_in(empty.path(), &binary, &["crd"]);
+    let (code, text) = run_in(empty.path(), &[], &["crd"]);
     assert!(
-        ok && text.contains("appwrappers.workload.codeflare.dev"),
+        code == 0 && text.contains("appwrappers.workload.codeflare.dev"),
         "{text}"
     );
 
-    let (ok, text) = run_in(empty.path(), &binary, &["run", "Running → Succeeded"]);
-    assert!(ok, "{text}");
+    let (code, text) = run_in(empty.path(), &[], &["run", "Running → Succeeded"]);
+    assert_eq!(code, 0, "{text}");
     let last = text.lines().last().unwrap_or_default();
     assert!(
         last.starts_with("1 passed, 0 failed, ") && last.ends_with(" not selected"),
         "{text}"
     );
     assert!(
-        empty
-            .path()
-            .join("target/awconf-report/junit.xml")
-            .is_file(),
-        "the report goes under the working directory"
+        empty.path().join("awconf-report/junit.xml").is_file(),
+        "the report goes to ./awconf-report"
     );
+}
+
+/// 1: a scenario failed. Its step fails at once, but the environment comes up first.
+#[test]
+fn a_failed_scenario_exits_1() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(
+        dir.path().join("fails.feature"),
+        "Feature: fails\n  Scenario: a status written for an AppWrapper never defined\n    \
+         When the AppWrapper \"ghost\"'s status is written as:\n      \"\"\"\n      \
+         phase: Running\n      \"\"\"\n",
+    )
+    .unwrap();
+    let features = dir.path().display().to_string();
+    let (code, text) = run_in(dir.path(), &[], &["run", "--only-features", &features]);
+    assert_eq!(code, 1, "{text}");
+    assert!(
+        text.lines()
+            .last()
+            .unwrap_or_default()
+            .starts_with("0 passed, 1 failed"),
+        "{text}"
+    );
+}
+
+/// 2: usage, before anything starts; 3: the environment did not come up. Each setting is
+/// its flag, else its AWCONF_ variable, else the default.
+#[test]
+fn exit_codes_and_the_flag_over_environment_rule() {
+    let dir = tempfile::tempdir().unwrap();
+    let at = dir.path();
+    let (code, text) = run_in(at, &[("AWCONF_TAGS", "@from-env")], &["run"]);
+    assert_eq!(code, 2, "{text}");
+    assert!(
+        text.contains("no scenario matches the tags \"@from-env\""),
+        "{text}"
+    );
+
+    let (code, text) = run_in(
+        at,
+        &[("AWCONF_TAGS", "@from-env")],
+        &["run", "--tags", "@from-flag"],
+    );
+    assert_eq!(code, 2, "{text}");
+    assert!(
+        text.contains("\"@from-flag\"") && !text.contains("@from-env"),
+        "{text}"
+    );
+
+    let (code, text) = run_in(at, &[("AWCONF_CONCURRENCY", "many")], &["run"]);
+    assert_eq!(code, 2, "{text}");
+    assert!(text.contains("--concurrency"), "{text}");
+    let (code, text) = run_in(
+        at,
+        &[("AWCONF_CONCURRENCY", "many")],
+        &["run", "--concurrency", "1", "no such scenario"],
+    );
+    assert_eq!(code, 2, "{text}");
+    assert!(
+        text.contains("no scenario matches the name filter"),
+        "{text}"
+    );
+
+    let (code, text) = run_in(at, &[("AWCONF_CLUSTER", "minikube")], &["run"]);
+    assert_eq!(code, 2, "{text}");
+    assert!(
+        text.contains("[possible values: local, existing, kind, k3d, k3s]"),
+        "{text}"
+    );
+
+    let missing = at.join("missing-kubeconfig");
+    let (code, text) = run_in(
+        at,
+        &[("KUBECONFIG", missing.to_str().unwrap())],
+        &[
+            "run",
+            "--cluster",
+            "existing",
+            "--controller",
+            "installed",
+            "Running → Succeeded",
+        ],
+    );
+    assert_eq!(code, 3, "{text}");
+    assert!(
+        text.contains(&format!("kubeconfig KUBECONFIG ({})", missing.display())),
+        "{text}"
+    );
+
+    let (code, text) = run_in(at, &[], &["run", "--help"]);
+    assert_eq!(code, 0, "{text}");
+    for line in [
+        "[env: AWCONF_CLUSTER=]",
+        "  3  the environment failed",
+        "[default: awconf-report]",
+    ] {
+        assert!(text.contains(line), "--help lacks {line:?}:\n{text}");
+    }
 }

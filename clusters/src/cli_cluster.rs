@@ -42,13 +42,16 @@ impl CliCluster {
         let name = scratch::next_cluster_name();
         let (work_dir, remove_work_dir) = match work_dir {
             Some(dir) => {
-                std::fs::create_dir_all(dir).map_err(|e| scratch::io(dir, e))?;
+                scratch::create_named_work_dir(dir)?;
                 (dir.to_path_buf(), false)
             }
-            None => (
-                scratch::create_work_dir(&name, tool.cli.program)?,
-                !detached,
-            ),
+            None => {
+                let label = Path::new(&tool.cli.program)
+                    .file_name()
+                    .map(|n| n.to_string_lossy().to_string())
+                    .unwrap_or_default();
+                (scratch::create_work_dir(&label)?, !detached)
+            }
         };
         Ok(Self {
             cli: tool.cli,

@@ -7,7 +7,7 @@ use std::time::Duration;
 use kube::config::Kubeconfig;
 
 use crate::cluster::{Cluster, ClusterError};
-use crate::kubeconfig_edit::{pin_context, to_yaml};
+use crate::kubeconfig::{pin_context, to_yaml};
 use crate::scratch;
 
 /// How long the API server has to answer `/version`.
@@ -22,21 +22,30 @@ pub struct ExistingCluster {
 
 impl ExistingCluster {
     /// Pins `context` (the kubeconfig's current context when `None`) in a copy of `kubeconfig`
-    /// and checks that the API server answers.
+    /// (kubectl's when `None`: the files `KUBECONFIG` lists, merged, or `~/.kube/config`) and
+    /// checks that the API server answers.
     pub async fn connect(
-        kubeconfig: PathBuf,
+        kubeconfig: Option<PathBuf>,
         context: Option<String>,
     ) -> Result<Self, ClusterError> {
+        let source = match &kubeconfig {
+            Some(path) => path.display().to_string(),
+            None => crate::kubeconfig::describe_kubectl_default(),
+        };
         let err = |message: String| ClusterError::Kubeconfig {
-            path: kubeconfig.display().to_string(),
+            path: source.clone(),
             message,
         };
         // Relative certificate paths come back absolute, so the copy works from anywhere.
-        let config = Kubeconfig::read_from(&kubeconfig).map_err(|e| err(e.to_string()))?;
+        let config = match &kubeconfig {
+            Some(path) => Kubeconfig::read_from(path),
+            None => Kubeconfig::read(),
+        }
+        .map_err(|e| err(e.to_string()))?;
         let pinned = pin_context(config, context.as_deref()).map_err(|e| err(e.to_string()))?;
         let context = pinned.current_context.clone().unwrap_or_default();
         let text = to_yaml(&pinned).map_err(|e| err(e.to_string()))?;
-        let work_dir = scratch::create_work_dir(&scratch::next_cluster_name(), "existing")?;
+        let work_dir = scratch::create_work_dir("existing")?;
         let cluster = Self {
             kubeconfig: work_dir.join("kubeconfig.yaml"),
             context,
@@ -107,37 +116,12 @@ mod tests {
         path
     }
 
-    /// Answers every request on a loopback port with a `/version` body; returns the server URL.
-    async fn version_server() -> String {
-        use tokio::io::{AsyncReadExt, AsyncWriteExt};
-        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-        let url = format!("http://{}", listener.local_addr().unwrap());
-        tokio::spawn(async move {
-            while let Ok((mut stream, _)) = listener.accept().await {
-                let mut request = [0u8; 4096];
-                let _ = stream.read(&mut request).await;
-                let body = serde_json::json!({
-                    "major": "1", "minor": "36", "gitVersion": "v1.36.3",
-                    "gitCommit": "0", "gitTreeState": "clean", "buildDate": "2026-01-01T00:00:00Z",
-                    "goVersion": "go1.26.0", "compiler": "gc", "platform": "linux/amd64",
-                })
-                .to_string();
-                let response = format!(
-                    "HTTP/1.1 200 OK\r\ncontent-type: application/json\r\ncontent-length: {}\r\nconnection: close\r\n\r\n{body}",
-                    body.len()
-                );
-                let _ = stream.write_all(response.as_bytes()).await;
-            }
-        });
-        url
-    }
-
     #[tokio::test]
     async fn a_reachable_cluster_gets_a_pinned_private_copy_that_goes_on_drop() {
         let dir = tempfile::tempdir().unwrap();
-        let path = write_kubeconfig(dir.path(), &version_server().await);
+        let path = write_kubeconfig(dir.path(), &crate::testing::version_server().await);
         let before = std::fs::read_to_string(&path).unwrap();
-        let mut cluster = ExistingCluster::connect(path.clone(), Some("mine".into()))
+        let mut cluster = ExistingCluster::connect(Some(path.clone()), Some("mine".into()))
             .await
             .unwrap();
         assert_eq!(cluster.name(), "mine");
@@ -157,7 +141,7 @@ mod tests {
     async fn a_missing_context_is_reported_with_the_file_and_the_available_contexts() {
         let dir = tempfile::tempdir().unwrap();
         let path = write_kubeconfig(dir.path(), "https://127.0.0.1:1");
-        let err = ExistingCluster::connect(path.clone(), Some("theirs".into()))
+        let err = ExistingCluster::connect(Some(path.clone()), Some("theirs".into()))
             .await
             .err()
             .unwrap();
@@ -176,7 +160,7 @@ mod tests {
         let port = crate::ports::free_ports(1).unwrap()[0];
         let path = write_kubeconfig(dir.path(), &format!("https://127.0.0.1:{port}"));
         let before = std::fs::read_to_string(&path).unwrap();
-        let err = ExistingCluster::connect(path.clone(), None)
+        let err = ExistingCluster::connect(Some(path.clone()), None)
             .await
             .err()
             .unwrap()

@@ -13,7 +13,7 @@ use testcontainers_modules::testcontainers::{ContainerAsync, ImageExt};
 
 use crate::cluster::{Cluster, ClusterError};
 use crate::images::load::Loader;
-use crate::kubeconfig_edit::set_server;
+use crate::kubeconfig::set_server;
 use crate::scratch;
 use crate::system_node::system_node_label;
 use crate::toolchain;
@@ -115,8 +115,11 @@ impl K3sCluster {
         let started = Instant::now();
         let name = scratch::next_cluster_name();
         let (dir, remove_work_dir) = match &opts.work_dir {
-            Some(dir) => (dir.clone(), false),
-            None => (scratch::create_work_dir(&name, "k3s")?, !opts.detached),
+            Some(dir) => {
+                scratch::create_named_work_dir(dir)?;
+                (dir.clone(), false)
+            }
+            None => (scratch::create_work_dir("k3s")?, !opts.detached),
         };
         let paths = K3sPaths { dir };
         for dir in [paths.conf_mount(), paths.images()] {

@@ -158,7 +158,7 @@ fn rand_serial() -> u64 {
 }
 
 fn write_file(path: &Path, text: &str) -> Result<(), PkiError> {
-    std::fs::write(path, text).map_err(|source| PkiError::Io {
+    crate::private::write(path, text).map_err(|source| PkiError::Io {
         path: path.to_path_buf(),
         source,
     })

@@ -5,6 +5,7 @@
 //! signal when the *thread* that forked the child exits, so every child is forked by one spawner
 //! thread that lives as long as the process.
 
+use std::os::unix::fs::OpenOptionsExt;
 use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
@@ -50,9 +51,11 @@ impl Process {
         log: &Path,
         detached: bool,
     ) -> std::io::Result<Self> {
+        // A component's log may print tokens or keys.
         let out = std::fs::OpenOptions::new()
             .create(true)
             .append(true)
+            .mode(crate::private::FILE_MODE)
             .open(log)?;
         let err = out.try_clone()?;
         let mut cmd = Command::new(program);

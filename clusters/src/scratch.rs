@@ -2,15 +2,14 @@
 //! side by side (two CI jobs on one machine, or one process with two clusters) never share a
 //! cluster, a kubeconfig or a mount.
 
-use std::io::Write;
-use std::os::unix::fs::{DirBuilderExt, OpenOptionsExt};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicUsize, Ordering};
 
 use crate::cluster::ClusterError;
+use crate::private;
 
-/// `awconf-<pid>-<n>`: the same shape as the local cluster's directories, so the local
-/// provider's sweep of dead processes' directories also takes ours.
+/// `awconf-<pid>-<n>`: the pid lets the local provider's sweep of dead processes' directories
+/// recognise what a cluster left behind.
 pub fn cluster_name(pid: u32, n: usize) -> String {
     format!("awconf-{pid}-{n}")
 }
@@ -21,38 +20,34 @@ pub fn next_cluster_name() -> String {
     cluster_name(std::process::id(), COUNTER.fetch_add(1, Ordering::Relaxed))
 }
 
-/// `<tmp>/<cluster>-<provider>`: apart from the local provider's `<tmp>/awconf-<pid>-<n>`,
-/// whose counter is not ours.
-pub fn work_dir_path(tmp: &Path, cluster: &str, provider: &str) -> PathBuf {
-    tmp.join(format!("{cluster}-{provider}"))
+/// A fresh directory only we can read, `awconf-<pid>-<random>-<provider>`: kubeconfigs hold
+/// credentials.
+pub fn create_work_dir(provider: &str) -> Result<PathBuf, ClusterError> {
+    private::temp_dir(provider).map_err(|e| io(&std::env::temp_dir(), e))
 }
 
-/// A fresh directory only we can read: kubeconfigs hold credentials.
-pub fn create_work_dir(cluster: &str, provider: &str) -> Result<PathBuf, ClusterError> {
-    let dir = work_dir_path(&std::env::temp_dir(), cluster, provider);
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::DirBuilder::new()
-        .recursive(true)
-        .mode(0o700)
-        .create(&dir)
-        .map_err(|e| io(&dir, e))?;
-    Ok(dir)
+/// A directory the user named (`awconf cluster up --name`), made private.
+pub fn create_named_work_dir(dir: &Path) -> Result<(), ClusterError> {
+    private::create_dir(dir).map_err(|e| io(dir, e))
 }
 
 /// Writes `text` to a file only we can read.
 pub fn write_private(path: &Path, text: &str) -> Result<(), ClusterError> {
-    std::fs::OpenOptions::new()
-        .write(true)
-        .create(true)
-        .truncate(true)
-        .mode(0o600)
-        .open(path)
-        .and_then(|mut file| file.write_all(text.as_bytes()))
-        .map_err(|e| io(path, e))
+    private::write(path, text).map_err(|e| io(path, e))
 }
 
-/// Best effort: a container may have left files there that only root can remove.
+/// Removes a cluster's directory, unless something is still mounted under it: deleting
+/// through a mount would delete what the mount shows. Best effort: a container may have left
+/// files there that only root can remove.
 pub fn remove_work_dir(dir: &Path) {
+    let mounts = crate::local::node::cleanup::mounts_under(dir);
+    if !mounts.is_empty() {
+        tracing::warn!(
+            "keeping {}: still mounted under it: {mounts:?}",
+            dir.display()
+        );
+        return;
+    }
     if let Err(e) = std::fs::remove_dir_all(dir)
         && e.kind() != std::io::ErrorKind::NotFound
     {
@@ -69,32 +64,33 @@ mod tests {
     use super::*;
 
     #[test]
-    fn names_and_directories_are_unique_per_process_counter_and_provider() {
-        let tmp = Path::new("/tmp");
-        for (pid, n, provider, name, dir) in [
-            (7, 0, "kind", "awconf-7-0", "/tmp/awconf-7-0-kind"),
-            (7, 1, "kind", "awconf-7-1", "/tmp/awconf-7-1-kind"),
-            (8, 0, "k3d", "awconf-8-0", "/tmp/awconf-8-0-k3d"),
-            (8, 0, "k3s", "awconf-8-0", "/tmp/awconf-8-0-k3s"),
+    fn names_are_unique_per_process_and_counter() {
+        for (pid, n, name) in [
+            (7, 0, "awconf-7-0"),
+            (7, 1, "awconf-7-1"),
+            (8, 0, "awconf-8-0"),
         ] {
             assert_eq!(cluster_name(pid, n), name);
-            assert_eq!(work_dir_path(tmp, name, provider), Path::new(dir));
         }
-    }
-
-    #[test]
-    fn each_call_gives_a_new_name() {
         assert_ne!(next_cluster_name(), next_cluster_name());
     }
 
     #[test]
-    fn private_files_are_readable_by_their_owner_only() {
-        use std::os::unix::fs::PermissionsExt;
-        let dir = tempfile::tempdir().unwrap();
-        let path = dir.path().join("kubeconfig.yaml");
-        write_private(&path, "secret").unwrap();
-        let mode = std::fs::metadata(&path).unwrap().permissions().mode();
-        assert_eq!(mode & 0o777, 0o600);
-        assert_eq!(std::fs::read_to_string(&path).unwrap(), "secret");
+    fn work_directories_are_private_and_apart_per_provider() {
+        let kind = create_work_dir("kind").unwrap();
+        let k3d = create_work_dir("k3d").unwrap();
+        assert_ne!(kind, k3d);
+        let name = kind.file_name().unwrap().to_string_lossy().to_string();
+        assert!(
+            name.starts_with(&format!("awconf-{}-", std::process::id())),
+            "{name}"
+        );
+        assert!(name.ends_with("-kind"), "{name}");
+        write_private(&kind.join("kubeconfig.yaml"), "secret").unwrap();
+        assert_eq!(private::open_to_others(&kind).unwrap(), Vec::new());
+        for dir in [kind, k3d] {
+            remove_work_dir(&dir);
+            assert!(!dir.exists());
+        }
     }
 }

@@ -89,3 +89,29 @@ where
     rx.recv()
         .map_err(|_| "the start-up thread died".to_string())?
 }
+
+/// An API server stand-in for tests of reaching a cluster: answers every request on a
+/// loopback port with a `/version` body, over plain HTTP; returns its URL.
+pub async fn version_server() -> String {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let url = format!("http://{}", listener.local_addr().unwrap());
+    tokio::spawn(async move {
+        while let Ok((mut stream, _)) = listener.accept().await {
+            let mut request = [0u8; 4096];
+            let _ = stream.read(&mut request).await;
+            let body = serde_json::json!({
+                "major": "1", "minor": "36", "gitVersion": "v1.36.3",
+                "gitCommit": "0", "gitTreeState": "clean", "buildDate": "2026-01-01T00:00:00Z",
+                "goVersion": "go1.26.0", "compiler": "gc", "platform": "linux/amd64",
+            })
+            .to_string();
+            let response = format!(
+                "HTTP/1.1 200 OK\r\ncontent-type: application/json\r\ncontent-length: {}\r\nconnection: close\r\n\r\n{body}",
+                body.len()
+            );
+            let _ = stream.write_all(response.as_bytes()).await;
+        }
+    });
+    url
+}

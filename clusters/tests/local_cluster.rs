@@ -279,3 +279,22 @@ async fn no_component_outlives_a_failing_test_process() {
     .await;
     let _ = std::fs::remove_file(pid_file);
 }
+
+/// Its CA key and admin kubeconfig make whoever reads them cluster admin: on a shared CI
+/// runner, nothing the cluster writes may be open to another user.
+#[tokio::test]
+async fn nothing_the_cluster_writes_is_open_to_other_users() {
+    let cluster = local::shared().unwrap();
+    let dir = cluster.work_dir();
+    let name = dir.file_name().unwrap().to_string_lossy().to_string();
+    let prefix = format!("awconf-{}-", std::process::id());
+    assert!(
+        name.starts_with(&prefix) && name.len() == prefix.len() + 8,
+        "the work directory {name} has a guessable name"
+    );
+    let open = clusters::private::open_to_others(dir).unwrap();
+    assert!(open.is_empty(), "open to other users: {open:#?}");
+    for file in ["pki/ca.key", "pki/admin.key", "kubeconfig.yaml"] {
+        assert!(dir.join(file).exists(), "{file} was not written");
+    }
+}

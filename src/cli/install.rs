@@ -51,7 +51,7 @@ pub struct ImageArgs {
 pub struct LoaderArg {
     /// How images reach the nodes: containerd:SOCKET, kind:CLUSTER, k3d:CLUSTER or
     /// k3s-dir:DIRECTORY (found by itself for a local cluster with a real node).
-    #[arg(long, value_name = "LOADER")]
+    #[arg(long, env = "AWCONF_LOAD_IMAGES", value_name = "LOADER")]
     pub load_images: Option<Loader>,
 }
 

@@ -8,18 +8,28 @@ use clusters::kueue::{KueueSource, KueueVersion};
 #[derive(Args, Clone, Debug, Default, PartialEq, Eq)]
 pub struct KueueArgs {
     /// Kueue release to build from the Go module proxy (default: the pinned one).
-    #[arg(long, value_name = "VERSION")]
+    #[arg(long, env = "AWCONF_KUEUE_VERSION", value_name = "VERSION")]
     pub kueue: Option<String>,
     /// A local Kueue checkout, built with `go build ./cmd/kueue`; its CRDs, webhooks and
     /// release manifests come from its `config/`.
-    #[arg(long, value_name = "DIR", conflicts_with_all = ["kueue", "kueue_binary"])]
+    #[arg(long, env = "AWCONF_KUEUE_SOURCE", value_name = "DIR", conflicts_with_all = ["kueue", "kueue_binary"])]
     pub kueue_source: Option<PathBuf>,
     /// A Kueue manager binary built elsewhere; needs --kueue-crds. Its manifests and feature
     /// gates are those of --kueue (the release it is closest to).
-    #[arg(long, value_name = "PATH", requires = "kueue_crds")]
+    #[arg(
+        long,
+        env = "AWCONF_KUEUE_BINARY",
+        value_name = "PATH",
+        requires = "kueue_crds"
+    )]
     pub kueue_binary: Option<PathBuf>,
     /// The CRDs that go with --kueue-binary (a directory of YAML files).
-    #[arg(long, value_name = "DIR", requires = "kueue_binary")]
+    #[arg(
+        long,
+        env = "AWCONF_KUEUE_CRDS",
+        value_name = "DIR",
+        requires = "kueue_binary"
+    )]
     pub kueue_crds: Option<PathBuf>,
 }
 

@@ -3,6 +3,7 @@
 mod bench;
 mod cluster;
 mod controller;
+pub mod exit;
 mod features;
 mod install;
 mod kueue_source;
@@ -18,7 +19,8 @@ use clap::{Parser, Subcommand};
 #[command(
     name = "awconf",
     version,
-    about = "AppWrapper controller conformance on real Kubernetes with Kueue"
+    about = "AppWrapper controller conformance on real Kubernetes with Kueue",
+    after_long_help = exit::HELP
 )]
 pub struct Cli {
     #[command(subcommand)]

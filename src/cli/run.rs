@@ -3,85 +3,138 @@
 use std::path::PathBuf;
 use std::process::ExitCode;
 
-use clap::Args;
+use clap::{Args, ValueEnum};
 use clusters::install::Part;
+use conformance_steps::options::ExternalCommand;
 use conformance_steps::{ClusterChoice, ControllerMode, FeatureSet, Plan, SuiteOptions, run_plan};
 
+use crate::cli::exit::Exit;
+
+/// Which cluster the suite runs on.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub enum ClusterArg {
+    /// The embedded control plane, started for the run.
+    Local,
+    /// Yours: --kubeconfig, or kubectl's (KUBECONFIG, else ~/.kube/config) and its current
+    /// context.
+    Existing,
+    /// A kind cluster created for the run and deleted after it.
+    Kind,
+    /// A k3d cluster created for the run and deleted after it.
+    K3d,
+    /// A k3s container created for the run and deleted after it.
+    K3s,
+}
+
+/// The controller under test.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub enum ControllerArg {
+    /// Ours, in this process.
+    Embedded,
+    /// Ours as a child process, killable with SIGKILL (--controller-bin).
+    Process,
+    /// The reference Go operator, built from its module (--appwrapper-version).
+    Reference,
+    /// The command after `--` (or --controller-command).
+    External,
+    /// Ours, installed into the cluster from its install manifests (--image).
+    InCluster,
+    /// One already in the cluster, ours or the reference, with the release's object names
+    /// (--namespace).
+    Installed,
+}
+
 #[derive(Args)]
+#[command(after_long_help = crate::cli::exit::HELP)]
 pub struct RunArgs {
-    /// The cluster to run on: `local` (the embedded control plane), `existing` (yours, by
-    /// --kubeconfig), or `kind`, `k3d`, `k3s` (created for the run and deleted after it).
-    #[arg(long, default_value = "local", value_parser = ["local", "existing", "kind", "k3d", "k3s"])]
-    cluster: String,
-    /// With `--cluster existing`: its kubeconfig.
-    #[arg(long)]
+    /// The cluster to run on.
+    #[arg(long, env = "AWCONF_CLUSTER", value_enum, default_value_t = ClusterArg::Local)]
+    cluster: ClusterArg,
+    /// With `--cluster existing`: its kubeconfig (default: kubectl's, from KUBECONFIG or
+    /// ~/.kube/config).
+    #[arg(long, env = "AWCONF_KUBECONFIG")]
     kubeconfig: Option<PathBuf>,
     /// With `--cluster existing`: the kubeconfig context (default: its current one).
-    #[arg(long)]
+    #[arg(long, env = "AWCONF_CONTEXT")]
     context: Option<String>,
     /// With `--cluster existing`: install these into it first, a comma-separated subset of
     /// kueue,kwok,controller (it creates CRDs, namespaces and fake nodes there).
-    #[arg(long, value_name = "COMPONENTS")]
+    #[arg(long, env = "AWCONF_INSTALL", value_name = "COMPONENTS")]
     install: Option<String>,
-    /// The controller under test: `embedded` (in this process), `process` (our binary as a
-    /// child, killable with SIGKILL), `reference` (the reference Go operator, built from its
-    /// module), `external` (the command after `--`), `in-cluster` (our controller
-    /// installed into the cluster from its install manifests) or `installed` (a controller
-    /// already in the cluster, ours or the reference, with the release's object names).
-    #[arg(long, default_value = "embedded", value_parser = ["embedded", "process", "reference", "external", "in-cluster", "installed"])]
-    controller: String,
+    /// The controller under test.
+    #[arg(long, env = "AWCONF_CONTROLLER", value_enum, default_value_t = ControllerArg::Embedded)]
+    controller: ControllerArg,
+    /// With `--controller process`: our controller's binary (default: `appwrapper-controller`
+    /// beside this executable).
+    #[arg(long, env = "AWCONF_CONTROLLER_BIN", value_name = "PATH")]
+    controller_bin: Option<PathBuf>,
+    /// With `--controller external`: the command as one shell line, run by `sh -c` (the
+    /// words after `--` take its place).
+    #[arg(long, env = "AWCONF_CONTROLLER_COMMAND", value_name = "LINE")]
+    controller_command: Option<String>,
     /// With `--controller installed`: its namespace.
-    #[arg(long, value_name = "NS")]
+    #[arg(long, env = "AWCONF_NAMESPACE", value_name = "NS")]
     namespace: Option<String>,
     /// With `--controller in-cluster`: a published image of the controller, instead of our
     /// binary made into an image and loaded into the nodes.
-    #[arg(long)]
+    #[arg(long, env = "AWCONF_CONTROLLER_IMAGE")]
     image: Option<String>,
     #[command(flatten)]
     images: crate::cli::install::LoaderArg,
     /// With `--controller reference`: the operator's version (default: the pinned one).
-    #[arg(long, value_name = "VERSION")]
+    #[arg(long, env = "AWCONF_APPWRAPPER_VERSION", value_name = "VERSION")]
     appwrapper_version: Option<String>,
     #[command(flatten)]
     kueue: crate::cli::kueue_source::KueueArgs,
     /// The Kueue release the upgrade scenario (`@kueue-upgrade`) starts from before it
     /// upgrades Kueue in place to the one under test (default: the pinned release before it).
-    #[arg(long, value_name = "VERSION", conflicts_with_all = ["kueue_source", "kueue_binary"])]
+    #[arg(long, env = "AWCONF_KUEUE_UPGRADE_FROM", value_name = "VERSION")]
     kueue_upgrade_from: Option<String>,
     /// Cucumber tag expression, e.g. `@kueue and not @serial`.
-    #[arg(long)]
+    #[arg(long, env = "AWCONF_TAGS")]
     tags: Option<String>,
     /// Where to write JUnit XML (default: <report>/junit.xml).
-    #[arg(long)]
+    #[arg(long, env = "AWCONF_JUNIT")]
     junit: Option<PathBuf>,
     /// Directory for the reports and the artifacts of failed scenarios.
-    #[arg(long)]
-    report: Option<PathBuf>,
+    #[arg(
+        long,
+        env = "AWCONF_REPORT_DIR",
+        value_name = "DIR",
+        default_value = "awconf-report"
+    )]
+    report: PathBuf,
     /// A directory of your own *.feature files, run beside the built-in features.
-    #[arg(long, value_name = "DIR", conflicts_with = "only_features")]
+    #[arg(long, env = "AWCONF_FEATURES", value_name = "DIR")]
     features: Option<PathBuf>,
     /// A directory of your own *.feature files, run instead of the built-in features.
-    #[arg(long, value_name = "DIR")]
+    #[arg(long, env = "AWCONF_ONLY_FEATURES", value_name = "DIR")]
     only_features: Option<PathBuf>,
     /// Run a failed scenario again, up to N times; one that then passes is reported flaky.
-    #[arg(long, value_name = "N")]
-    retries: Option<usize>,
+    #[arg(long, env = "AWCONF_RETRIES", value_name = "N", default_value_t = 0)]
+    retries: usize,
     /// Leave a failed scenario's namespace and objects in place.
-    #[arg(long)]
+    #[arg(long, env = "AWCONF_KEEP_ON_FAILURE")]
     keep_on_failure: bool,
     /// Scenarios at once (`@serial` ones run alone).
-    #[arg(long)]
-    concurrency: Option<usize>,
+    #[arg(
+        long,
+        env = "AWCONF_CONCURRENCY",
+        value_name = "N",
+        default_value_t = 32
+    )]
+    concurrency: usize,
     /// Run only scenarios whose `feature: scenario` title contains one of these.
     filters: Vec<String>,
-    /// For `--controller external`: the command that runs the controller under test.
-    #[arg(last = true)]
+    /// For `--controller external`: the command that runs the controller under test; one
+    /// word is a shell line (`-- 'a && b'`), more are run as they are, without a shell.
+    #[arg(last = true, value_name = "COMMAND")]
     command: Vec<String>,
 }
 
 impl RunArgs {
     pub async fn run(self) -> anyhow::Result<ExitCode> {
-        let options = self.options(SuiteOptions::from_env().map_err(anyhow::Error::msg)?)?;
+        let options = self.options(SuiteOptions::default())?;
         // Bad feature files, and filters that select nothing, stop here: nothing started yet.
         let plan = Plan::prepare(&options)?;
         anyhow::ensure!(
@@ -95,34 +148,60 @@ impl RunArgs {
             println!("{line}");
         }
         Ok(if summary.success() {
-            ExitCode::SUCCESS
+            Exit::Passed.into()
         } else {
-            ExitCode::FAILURE
+            Exit::Failed.into()
         })
     }
 
-    /// The suite's options: these flags over `options` (the environment's).
+    /// The suite's options: these flags (each over its environment variable) over `options`.
     fn options(self, mut options: SuiteOptions) -> anyhow::Result<SuiteOptions> {
-        let command = (!self.command.is_empty()).then(|| self.command.join(" "));
-        anyhow::ensure!(
-            self.appwrapper_version.is_none() || self.controller == "reference",
-            "--appwrapper-version goes with --controller reference"
-        );
-        anyhow::ensure!(
-            self.image.is_none() || self.controller == "in-cluster",
-            "--image goes with --controller in-cluster"
-        );
-        anyhow::ensure!(
-            self.namespace.is_none() || self.controller == "installed",
-            "--namespace goes with --controller installed"
-        );
-        options.controller = ControllerMode::parse(&self.controller, command, None)
-            .map_err(anyhow::Error::msg)?
-            .with_reference_version(self.appwrapper_version)
-            .with_image(self.image)
-            .with_namespace(self.namespace);
+        let command = ExternalCommand::from_words(self.command)
+            .or(self.controller_command.map(ExternalCommand::Shell));
+        let controller = self.controller;
+        let only = |given: bool, flag: &str, mode: ControllerArg| {
+            anyhow::ensure!(
+                !given || controller == mode,
+                "{flag} goes with --controller {}",
+                mode.to_possible_value()
+                    .map_or(String::new(), |v| v.get_name().to_string())
+            );
+            Ok(())
+        };
+        only(
+            self.appwrapper_version.is_some(),
+            "--appwrapper-version",
+            ControllerArg::Reference,
+        )?;
+        only(self.image.is_some(), "--image", ControllerArg::InCluster)?;
+        only(
+            self.namespace.is_some(),
+            "--namespace",
+            ControllerArg::Installed,
+        )?;
+        only(
+            self.controller_bin.is_some(),
+            "--controller-bin",
+            ControllerArg::Process,
+        )?;
+        let name = controller
+            .to_possible_value()
+            .map(|v| v.get_name().to_string());
+        options.controller = ControllerMode::parse(
+            name.as_deref().unwrap_or_default(),
+            command,
+            self.controller_bin,
+        )
+        .map_err(anyhow::Error::msg)?
+        .with_reference_version(self.appwrapper_version)
+        .with_image(self.image)
+        .with_namespace(self.namespace);
+        let cluster = self
+            .cluster
+            .to_possible_value()
+            .map(|v| v.get_name().to_string());
         options.cluster = ClusterChoice::parse(
-            &self.cluster,
+            cluster.as_deref().unwrap_or_default(),
             self.kubeconfig,
             self.context,
             self.install.as_deref(),
@@ -135,28 +214,29 @@ impl RunArgs {
                 "--install controller goes with --controller in-cluster"
             );
         }
-        let default = options.kueue.label();
-        if self.kueue != Default::default() {
-            options.kueue = self.kueue.source(&default)?;
-        }
+        let default = clusters::toolchain::KUEUE_DEFAULT;
+        options.kueue = self.kueue.source(default)?;
         if let Some(tag) = &self.kueue_upgrade_from {
+            anyhow::ensure!(
+                self.kueue.kueue_source.is_none() && self.kueue.kueue_binary.is_none(),
+                "--kueue-upgrade-from goes with a Kueue release (--kueue), not with \
+                 --kueue-source or --kueue-binary"
+            );
             options.kueue_upgrade_from = Some(
                 conformance_steps::options::parse_upgrade_from("--kueue-upgrade-from", tag)
                     .map_err(anyhow::Error::msg)?,
             );
         }
         options.kueue_upgrade().map_err(anyhow::Error::msg)?;
-        options.tags = self.tags.or(options.tags);
+        options.tags = self.tags;
         options.filters = self.filters;
-        options.junit = self.junit.or(options.junit);
-        options.report_dir = self.report.unwrap_or(options.report_dir);
-        if self.features.is_some() || self.only_features.is_some() {
-            options.features = FeatureSet::from_dirs(self.features, self.only_features)
-                .map_err(anyhow::Error::msg)?;
-        }
-        options.retries = self.retries.unwrap_or(options.retries);
-        options.keep_on_failure |= self.keep_on_failure;
-        options.concurrency = self.concurrency.unwrap_or(options.concurrency);
+        options.junit = self.junit;
+        options.report_dir = self.report;
+        options.features =
+            FeatureSet::from_dirs(self.features, self.only_features).map_err(anyhow::Error::msg)?;
+        options.retries = self.retries;
+        options.keep_on_failure = self.keep_on_failure;
+        options.concurrency = self.concurrency;
         Ok(options)
     }
 }
@@ -173,6 +253,67 @@ mod tests {
         match cli.command {
             Command::Run(run) => run.options(SuiteOptions::default()),
             _ => unreachable!("awconf run parses as Run"),
+        }
+    }
+
+    #[test]
+    fn the_controller_flags_reach_the_mode() {
+        let mode = |args: &[&str]| options(args).map(|o| o.controller);
+        let words = |list: &[&str]| list.iter().map(|w| w.to_string()).collect::<Vec<_>>();
+        let table: &[(&[&str], ControllerMode)] = &[
+            (
+                &[
+                    "--controller",
+                    "external",
+                    "--",
+                    "manager",
+                    "--kubeconfig",
+                    "{kubeconfig}",
+                ],
+                ControllerMode::External {
+                    command: ExternalCommand::Argv(words(&[
+                        "manager",
+                        "--kubeconfig",
+                        "{kubeconfig}",
+                    ])),
+                },
+            ),
+            (
+                &["--controller", "external", "--", "a && b"],
+                ControllerMode::External {
+                    command: ExternalCommand::Shell("a && b".into()),
+                },
+            ),
+            (
+                &["--controller", "external", "--controller-command", "x | y"],
+                ControllerMode::External {
+                    command: ExternalCommand::Shell("x | y".into()),
+                },
+            ),
+            (
+                &["--controller", "process", "--controller-bin", "/opt/c"],
+                ControllerMode::Process {
+                    binary: Some("/opt/c".into()),
+                },
+            ),
+        ];
+        for (args, want) in table {
+            assert_eq!(&mode(args).unwrap(), want, "{args:?}");
+        }
+        let errors: &[(&[&str], &str)] = &[
+            (
+                &["--controller-bin", "/opt/c"],
+                "--controller-bin goes with --controller process",
+            ),
+            (&["--controller", "external"], "needs a command"),
+            (
+                &["--controller", "kind"],
+                "possible values: embedded, process, reference",
+            ),
+        ];
+        for (args, want) in errors {
+            let e = format!("{:#}", mode(args).unwrap_err());
+            assert!(e.contains(want), "{args:?}: {e}");
         }
     }
 
@@ -197,7 +338,7 @@ mod tests {
             assert_eq!(options.retries, *retries, "{args:?}");
         }
         let both = options(&["--features", "a", "--only-features", "b"]).unwrap_err();
-        assert!(both.to_string().contains("cannot be used with"), "{both}");
+        assert!(both.to_string().contains("give one"), "{both}");
     }
 
     #[test]
@@ -219,7 +360,7 @@ mod tests {
             ),
             (
                 &["--kueue-source", ".", "--kueue-upgrade-from", "v0.18.4"],
-                "cannot be used with",
+                "--kueue-upgrade-from goes with a Kueue release",
             ),
         ];
         for (args, want) in table {
@@ -303,7 +444,10 @@ mod tests {
         let ControllerMode::External { command } = &embedded.controller else {
             panic!("the user's embedded job runs an external controller: {embedded:?}");
         };
-        assert!(command.contains("{operator-config}") && command.ends_with("./bin/manager"));
+        let ExternalCommand::Shell(line) = command else {
+            panic!("the user's command is one shell line: {command:?}");
+        };
+        assert!(line.contains("{operator-config}") && line.ends_with("./bin/manager"));
         let (_, kind) = &seen[1];
         assert!(matches!(
             kind.controller,

@@ -14,8 +14,8 @@ use appwrapper_controller::run::Handle;
 use clusters::install::scale::Workload;
 use clusters::process::Process;
 
-use crate::options::ControllerMode;
 use crate::options::mode::{WEBHOOK_CERT_DIR, WEBHOOK_PORT};
+use crate::options::{ControllerMode, ExternalCommand};
 use crate::webhook::WebhookEndpoint;
 
 /// The suite's fault-tolerance defaults: seconds instead of minutes, so that a scenario that
@@ -289,16 +289,10 @@ impl ControllerUnderTest {
                     ),
                     ("NO_COLOR", "1".to_string()),
                 ];
+                let (program, args) = command.program_and_args();
                 Running::Child(
-                    Process::start(
-                        "controller",
-                        Path::new("/bin/sh"),
-                        &["-c".to_string(), command.clone()],
-                        &envs,
-                        &self.log_path,
-                        false,
-                    )
-                    .with_context(|| format!("starting `{command}`"))?,
+                    Process::start("controller", &program, &args, &envs, &self.log_path, false)
+                        .with_context(|| format!("starting `{command}`"))?,
                 )
             }
         };
@@ -353,22 +347,24 @@ impl ControllerUnderTest {
 
 /// An external command with the run's paths in place of its placeholders.
 fn external_command(
-    command: &str,
+    command: &ExternalCommand,
     kubeconfig: &Path,
     config: &Path,
     operator_config: &Path,
     webhook: Option<&WebhookEndpoint>,
-) -> String {
-    let mut command = command
-        .replace("{kubeconfig}", &kubeconfig.display().to_string())
-        .replace("{config}", &config.display().to_string())
-        .replace("{operator-config}", &operator_config.display().to_string());
-    if let Some(webhook) = webhook {
-        command = command
-            .replace(WEBHOOK_PORT, &webhook.port.to_string())
-            .replace(WEBHOOK_CERT_DIR, &webhook.cert_dir.display().to_string());
-    }
-    command
+) -> ExternalCommand {
+    command.map(|word| {
+        let mut word = word
+            .replace("{kubeconfig}", &kubeconfig.display().to_string())
+            .replace("{config}", &config.display().to_string())
+            .replace("{operator-config}", &operator_config.display().to_string());
+        if let Some(webhook) = webhook {
+            word = word
+                .replace(WEBHOOK_PORT, &webhook.port.to_string())
+                .replace(WEBHOOK_CERT_DIR, &webhook.cert_dir.display().to_string());
+        }
+        word
+    })
 }
 
 /// Where an external controller finds the suite's settings in the reference operator's own
@@ -431,14 +427,14 @@ mod tests {
     fn an_external_controller_gets_the_suite_settings_in_the_operator_format() {
         let dir = tempfile::tempdir().unwrap();
         let mode = ControllerMode::External {
-            command: "manager".into(),
+            command: ExternalCommand::Shell("manager".into()),
         };
         ControllerUnderTest::new(mode, suite_config(), Path::new("/k"), dir.path()).unwrap();
         let text = std::fs::read_to_string(operator_config_path(dir.path())).unwrap();
         let value: serde_json::Value = serde_saphyr::from_str(&text).unwrap();
         assert_eq!(value["webhooksEnabled"], serde_json::json!(false));
         let serving = ControllerMode::External {
-            command: "manager --port {webhook-port}".into(),
+            command: ExternalCommand::Argv(vec!["manager".into(), "--port={webhook-port}".into()]),
         };
         assert!(serving.serves_webhooks() && !mode_of_manager().serves_webhooks());
         assert_eq!(
@@ -453,7 +449,7 @@ mod tests {
 
     fn mode_of_manager() -> ControllerMode {
         ControllerMode::External {
-            command: "manager".into(),
+            command: ExternalCommand::Shell("manager".into()),
         }
     }
 
@@ -461,13 +457,19 @@ mod tests {
     fn an_external_command_gets_the_webhook_port_and_certificates_it_names() {
         let endpoint = WebhookEndpoint::for_test(Path::new("/certs"), 9876);
         let command = external_command(
-            "m --kubeconfig {kubeconfig} --port {webhook-port} --certs {webhook-cert-dir}",
+            &ExternalCommand::Shell(
+                "m --kubeconfig {kubeconfig} --port {webhook-port} --certs {webhook-cert-dir}"
+                    .into(),
+            ),
             Path::new("/k"),
             Path::new("/c"),
             Path::new("/o"),
             Some(&endpoint),
         );
-        assert_eq!(command, "m --kubeconfig /k --port 9876 --certs /certs");
+        assert_eq!(
+            command.to_string(),
+            "m --kubeconfig /k --port 9876 --certs /certs"
+        );
     }
 
     #[test]

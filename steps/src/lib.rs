@@ -31,6 +31,7 @@ pub mod webhook;
 pub mod world;
 pub mod yaml;
 
+pub use environment::EnvironmentFailed;
 pub use options::{ClusterChoice, ControllerMode, FeatureSet, SuiteOptions, Summary};
 pub use plan::Plan;
 pub use suite::{run_plan, run_suite};

@@ -86,7 +86,11 @@ pub fn parse_args(
         }
     }
     if let Some(mode) = mode {
-        options.controller = ControllerMode::parse(&mode, command, None)?;
+        options.controller = ControllerMode::parse(
+            &mode,
+            command.map(crate::options::ExternalCommand::Shell),
+            None,
+        )?;
     }
     options.controller = options.controller.with_reference_version(reference_version);
     if extra_features.is_some() || only_features.is_some() {

@@ -9,7 +9,7 @@ use cucumber::runner::basic::ScenarioType;
 use cucumber::{World as _, WriterExt as _, writer};
 use futures::FutureExt as _;
 
-use crate::environment::Environment;
+use crate::environment::{Environment, EnvironmentFailed};
 use crate::harness::{self, Harness, PendingUpgrade};
 use crate::hooks;
 use crate::monitor::Monitor;
@@ -40,12 +40,20 @@ pub async fn run_plan(options: SuiteOptions, plan: Plan) -> anyhow::Result<Summa
     std::fs::create_dir_all(&options.report_dir)
         .with_context(|| format!("creating {}", options.report_dir.display()))?;
     if let Some(from) = kueue_from {
-        build_upgrade_releases(from, &options.kueue).await?;
+        build_upgrade_releases(from, &options.kueue)
+            .await
+            .map_err(EnvironmentFailed::from)?;
     }
 
-    let environment = Environment::up(&options, kueue_from).await?;
-    let monitor = Monitor::start(environment.watch_client.clone(), Duration::from_secs(60)).await?;
-    let (slack, slowest) = crate::latency::calibrate(&environment.client).await?;
+    let environment = Environment::up(&options, kueue_from)
+        .await
+        .map_err(EnvironmentFailed::from)?;
+    let monitor = Monitor::start(environment.watch_client.clone(), Duration::from_secs(60))
+        .await
+        .map_err(EnvironmentFailed::from)?;
+    let (slack, slowest) = crate::latency::calibrate(&environment.client)
+        .await
+        .map_err(EnvironmentFailed::from)?;
     println!(
         "awconf: the slowest stand probe took {} ms; timing windows allow {}s more on their \
          late side",

@@ -175,14 +175,14 @@ impl Kueue {
 
     fn write_certs(&self) -> Result<(), ClusterError> {
         let dir = self.host.work_dir.join("kueue").join("certs");
-        std::fs::create_dir_all(&dir).map_err(|e| io(&dir, e))?;
+        crate::private::create_dir(&dir).map_err(|e| io(&dir, e))?;
         let ca = Ca::load(&self.host.work_dir.join("pki"), "ca")?;
         let pair = ca.serving("kueue-webhook", &[], &[])?;
         write_pair(&pair, &dir)?;
         let metrics = Path::new(METRICS_CERT_DIR);
-        std::fs::create_dir_all(metrics).and_then(|_| {
-            std::fs::write(metrics.join("tls.crt"), &pair.cert_pem)?;
-            std::fs::write(metrics.join("tls.key"), &pair.key_pem)
+        crate::private::create_dir(metrics).and_then(|_| {
+            crate::private::write(&metrics.join("tls.crt"), &pair.cert_pem)?;
+            crate::private::write(&metrics.join("tls.key"), &pair.key_pem)
         })
         .map_err(|e| {
             ClusterError::Other(format!(
@@ -212,8 +212,8 @@ async fn materialize(cache: &Path, source: &KueueSource) -> Result<Materialized,
 }
 
 fn write_pair(pair: &crate::pki::CertPair, dir: &Path) -> Result<(), ClusterError> {
-    std::fs::write(dir.join("tls.crt"), &pair.cert_pem).map_err(|e| io(dir, e))?;
-    std::fs::write(dir.join("tls.key"), &pair.key_pem).map_err(|e| io(dir, e))
+    crate::private::write(&dir.join("tls.crt"), &pair.cert_pem).map_err(|e| io(dir, e))?;
+    crate::private::write(&dir.join("tls.key"), &pair.key_pem).map_err(|e| io(dir, e))
 }
 
 async fn apply_webhooks(

@@ -191,15 +191,17 @@ pub fn kwok_config() -> String {
     )
 }
 
-pub fn kubeconfig(w: &Path, ports: &Ports) -> String {
+/// The admin's kubeconfig, for the harness and for the control plane's own components.
+pub fn kubeconfig(w: &Path, ports: &Ports) -> Result<String, String> {
     let pki = w.join("pki");
-    format!(
-        "apiVersion: v1\nkind: Config\nclusters:\n- name: awconf\n  cluster:\n    server: https://127.0.0.1:{}\n    certificate-authority: {}\nusers:\n- name: admin\n  user:\n    client-certificate: {}\n    client-key: {}\ncontexts:\n- name: awconf\n  context:\n    cluster: awconf\n    user: admin\ncurrent-context: awconf\n",
-        ports.apiserver,
-        p(&pki.join("ca.crt")),
-        p(&pki.join("admin.crt")),
-        p(&pki.join("admin.key")),
+    crate::kubeconfig::client_certificate(
+        &format!("https://127.0.0.1:{}", ports.apiserver),
+        &pki.join("ca.crt"),
+        "admin",
+        &pki.join("admin.crt"),
+        &pki.join("admin.key"),
     )
+    .map_err(|e| e.to_string())
 }
 
 #[cfg(test)]

@@ -107,7 +107,10 @@ impl LocalCluster {
             .await
             .map_err(|e| ClusterError::Other(e.to_string()))??;
         let (work_dir, remove_work_dir) = match &opts.work_dir {
-            Some(dir) => (dir.clone(), false),
+            Some(dir) => {
+                crate::private::create_dir(dir).map_err(|e| io(dir, e))?;
+                (dir.clone(), false)
+            }
             None => (fresh_work_dir(&opts.cache)?, !opts.detached),
         };
         let ports = allocate_ports()?;
@@ -150,7 +153,8 @@ impl LocalCluster {
     fn write_files(&self) -> Result<(), ClusterError> {
         let w = &self.work_dir;
         for dir in ["pki", "logs", "etcd", "kwok-home"] {
-            std::fs::create_dir_all(w.join(dir)).map_err(|e| io(w, e))?;
+            let dir = w.join(dir);
+            crate::private::create_dir(&dir).map_err(|e| io(&dir, e))?;
         }
         let pki_dir = w.join("pki");
         let ca = Ca::generate()?;
@@ -177,7 +181,8 @@ impl LocalCluster {
         let (sa_private, sa_public) = pki::service_account_key()?;
         write(&pki_dir.join("sa.key"), &sa_private)?;
         write(&pki_dir.join("sa.pub"), &sa_public)?;
-        write(&self.kubeconfig, &commands::kubeconfig(w, &self.ports))?;
+        let kubeconfig = commands::kubeconfig(w, &self.ports).map_err(ClusterError::Other)?;
+        write(&self.kubeconfig, &kubeconfig)?;
         write(&w.join("kwok.yaml"), &commands::kwok_config())?;
         write(&audit::policy_path(w), audit::POLICY)?;
         Ok(())
@@ -497,14 +502,10 @@ fn allocate_ports() -> Result<Ports, ClusterError> {
     })
 }
 
+/// `awconf-<pid>-<random>`, mode 0700: a name no other user can take first.
 fn fresh_work_dir(cache: &Path) -> Result<PathBuf, ClusterError> {
-    static COUNTER: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
-    let n = COUNTER.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
     remove_stale_work_dirs(cache);
-    let dir = std::env::temp_dir().join(format!("awconf-{}-{n}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).map_err(|e| io(&dir, e))?;
-    Ok(dir)
+    crate::private::temp_dir("").map_err(|e| io(&std::env::temp_dir(), e))
 }
 
 /// Work directories of test processes that died without cleaning up (their pid is gone).
@@ -531,22 +532,10 @@ fn remove_stale_work_dirs(cache: &Path) {
     }
 }
 
-/// Removes a cluster's directory, unless something is still mounted under it: deleting
-/// through a mount would delete what the mount shows.
-pub fn remove_work_dir(dir: &Path) {
-    let mounts = node::cleanup::mounts_under(dir);
-    if mounts.is_empty() {
-        let _ = std::fs::remove_dir_all(dir);
-    } else {
-        tracing::warn!(
-            "keeping {}: still mounted under it: {mounts:?}",
-            dir.display()
-        );
-    }
-}
+pub use crate::scratch::remove_work_dir;
 
 fn write(path: &Path, text: &str) -> Result<(), ClusterError> {
-    std::fs::write(path, text).map_err(|e| io(path, e))
+    crate::private::write(path, text).map_err(|e| io(path, e))
 }
 
 fn io(path: &Path, e: std::io::Error) -> ClusterError {

@@ -109,13 +109,57 @@ impl std::fmt::Display for Component {
     }
 }
 
-/// `$AWCONF_CACHE`, else `~/.cache/awconf`.
+/// `$AWCONF_CACHE`, else `$XDG_CACHE_HOME/awconf`, else `~/.cache/awconf`.
 pub fn cache_dir() -> PathBuf {
-    if let Some(dir) = std::env::var_os("AWCONF_CACHE") {
+    cache_dir_from(|name| std::env::var_os(name).filter(|v| !v.is_empty()))
+}
+
+fn cache_dir_from(var: impl Fn(&str) -> Option<std::ffi::OsString>) -> PathBuf {
+    if let Some(dir) = var("AWCONF_CACHE") {
         return PathBuf::from(dir);
     }
-    let home = std::env::var_os("HOME")
+    // The XDG base directory spec ignores a relative XDG_CACHE_HOME.
+    if let Some(dir) = var("XDG_CACHE_HOME")
+        .map(PathBuf::from)
+        .filter(|d| d.is_absolute())
+    {
+        return dir.join("awconf");
+    }
+    let home = var("HOME")
         .map(PathBuf::from)
         .unwrap_or_else(std::env::temp_dir);
     home.join(".cache").join("awconf")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_cache_is_awconf_cache_then_xdg_then_home() {
+        let table: &[(&[(&str, &str)], &str)] = &[
+            (
+                &[
+                    ("AWCONF_CACHE", "/c"),
+                    ("XDG_CACHE_HOME", "/x"),
+                    ("HOME", "/h"),
+                ],
+                "/c",
+            ),
+            (&[("XDG_CACHE_HOME", "/x"), ("HOME", "/h")], "/x/awconf"),
+            (
+                &[("XDG_CACHE_HOME", "relative"), ("HOME", "/h")],
+                "/h/.cache/awconf",
+            ),
+            (&[("HOME", "/h")], "/h/.cache/awconf"),
+        ];
+        for (vars, want) in table {
+            let got = cache_dir_from(|name| {
+                vars.iter()
+                    .find(|(k, _)| *k == name)
+                    .map(|(_, v)| std::ffi::OsString::from(v))
+            });
+            assert_eq!(got, PathBuf::from(want), "{vars:?}");
+        }
+    }
 }

@@ -54,7 +54,7 @@ impl LoadFlags {
 
 /// `embedded`, `process`, `reference` or `external` (with the command after `--`).
 pub fn controller_mode(name: &str, command: &[String]) -> anyhow::Result<ControllerMode> {
-    let command = (!command.is_empty()).then(|| command.join(" "));
+    let command = conformance_steps::options::ExternalCommand::from_words(command.to_vec());
     ControllerMode::parse(name, command, None).map_err(anyhow::Error::msg)
 }
 

@@ -18,6 +18,18 @@ use crate::controller::ControllerUnderTest;
 use crate::harness::{FLAVOR, FLAVOR_TOLERATION_KEY};
 use crate::options::{ClusterChoice, SuiteOptions};
 
+/// The run's environment did not come up (the cluster, Kueue, the controller under test or
+/// the invariant monitor): `awconf` exits 3 for it, not 2 as for a usage error.
+#[derive(Debug, thiserror::Error)]
+#[error("the environment did not come up")]
+pub struct EnvironmentFailed(#[source] Box<dyn std::error::Error + Send + Sync>);
+
+impl From<anyhow::Error> for EnvironmentFailed {
+    fn from(error: anyhow::Error) -> Self {
+        EnvironmentFailed(error.into())
+    }
+}
+
 pub struct Environment {
     pub kubeconfig: PathBuf,
     /// For steps and hooks: requests time out.

@@ -163,16 +163,26 @@ async fn reach(choice: &ClusterChoice) -> anyhow::Result<Reached> {
             install,
             images,
         } => {
+            let source = kubeconfig.clone().or_else(|| {
+                clusters::kubeconfig::kubectl_default_paths()
+                    .into_iter()
+                    .next()
+            });
             println!(
                 "awconf: connecting to the cluster of {}",
-                kubeconfig.display()
+                match kubeconfig {
+                    Some(path) => path.display().to_string(),
+                    None => clusters::kubeconfig::describe_kubectl_default(),
+                }
             );
             let cluster = ExistingCluster::connect(kubeconfig.clone(), context.clone()).await?;
             Reached {
                 kubeconfig: cluster.kubeconfig().to_path_buf(),
-                loader: images
-                    .clone()
-                    .or_else(|| clusters::local::image_loader_for(kubeconfig)),
+                loader: images.clone().or_else(|| {
+                    source
+                        .as_deref()
+                        .and_then(clusters::local::image_loader_for)
+                }),
                 install: install.clone(),
                 keep: Box::new(cluster),
             }

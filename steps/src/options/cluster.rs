@@ -16,7 +16,8 @@ pub enum ClusterChoice {
     /// A cluster that is already up. `install` puts Kueue, KWOK and the controller into it
     /// first (opt-in: it creates nodes and CRDs there).
     Existing {
-        kubeconfig: PathBuf,
+        /// `None`: kubectl's (the files `KUBECONFIG` lists, or `~/.kube/config`).
+        kubeconfig: Option<PathBuf>,
         context: Option<String>,
         install: Vec<Part>,
         /// How built images reach its nodes; found by itself for a local cluster with a
@@ -52,9 +53,7 @@ impl ClusterChoice {
         Ok(match provider {
             Provider::Local => ClusterChoice::Local,
             Provider::Existing => ClusterChoice::Existing {
-                kubeconfig: kubeconfig.ok_or(
-                    "--cluster existing needs --kubeconfig FILE (or KUBECONFIG) for the cluster",
-                )?,
+                kubeconfig,
                 context,
                 install: match install {
                     Some(text) => clusters::install::parse_parts(text)?,
@@ -86,7 +85,7 @@ mod tests {
         assert_eq!(
             ClusterChoice::parse("existing", k(), None, Some("controller,kueue"), None),
             Ok(ClusterChoice::Existing {
-                kubeconfig: "/k".into(),
+                kubeconfig: Some("/k".into()),
                 context: None,
                 install: vec![Part::Kueue, Part::Controller],
                 images: None,
@@ -96,11 +95,16 @@ mod tests {
             ClusterChoice::parse("kind", None, None, None, None),
             Ok(ClusterChoice::Created(Provider::Kind))
         );
+        assert_eq!(
+            ClusterChoice::parse("existing", None, Some("c".into()), None, None),
+            Ok(ClusterChoice::Existing {
+                kubeconfig: None,
+                context: Some("c".into()),
+                install: Vec::new(),
+                images: None,
+            })
+        );
         let errors = [
-            (
-                ClusterChoice::parse("existing", None, None, None, None),
-                "needs --kubeconfig",
-            ),
             (
                 ClusterChoice::parse("local", k(), None, None, None),
                 "--kubeconfig goes with",

@@ -1,6 +1,7 @@
 //! What a suite run is asked to do, and what it reports back.
 
 mod cluster;
+mod external;
 mod feature_set;
 pub mod mode;
 mod summary;
@@ -9,6 +10,7 @@ mod upgrade;
 use std::path::{Path, PathBuf};
 
 pub use cluster::ClusterChoice;
+pub use external::ExternalCommand;
 pub use feature_set::FeatureSet;
 pub use mode::ControllerMode;
 pub use summary::Summary;
@@ -87,7 +89,7 @@ impl SuiteOptions {
         let mut options = SuiteOptions {
             controller: ControllerMode::parse(
                 &var("AWCONF_CONTROLLER").unwrap_or_default(),
-                var("AWCONF_CONTROLLER_COMMAND"),
+                var("AWCONF_CONTROLLER_COMMAND").map(ExternalCommand::Shell),
                 var("AWCONF_CONTROLLER_BIN").map(PathBuf::from),
             )?
             .with_reference_version(var("AWCONF_APPWRAPPER_VERSION"))

@@ -2,6 +2,8 @@
 
 use std::path::PathBuf;
 
+use super::ExternalCommand;
+
 /// In an external command: the port its webhook server listens on (loopback).
 pub const WEBHOOK_PORT: &str = "{webhook-port}";
 /// In an external command: the directory with its serving certificate.
@@ -16,12 +18,12 @@ pub enum ControllerMode {
     /// Our binary as a child process, so that it can be SIGKILLed. `None` looks for
     /// `appwrapper-controller` beside the test executable (`cargo build -p appwrapper-controller`).
     Process { binary: Option<PathBuf> },
-    /// Any command, run with `sh -c`, for example the reference operator. `{kubeconfig}` and
+    /// Any command (a shell line or an argv), for example the reference operator. `{kubeconfig}` and
     /// `{config}` in it are replaced by the paths of the cluster's kubeconfig and of the
     /// suite's controller configuration; `KUBECONFIG` is set as well. A command that names
     /// `{webhook-port}` serves the AppWrapper webhooks there (TLS, with `tls.crt` and
     /// `tls.key` from `{webhook-cert-dir}`), and the run registers them.
-    External { command: String },
+    External { command: ExternalCommand },
     /// The reference Go operator at this version, built from its module into the cache and
     /// run as a child process configured through its own ConfigMap.
     Reference { version: String },
@@ -42,7 +44,7 @@ impl ControllerMode {
     /// required by `external`.
     pub fn parse(
         mode: &str,
-        command: Option<String>,
+        command: Option<ExternalCommand>,
         binary: Option<PathBuf>,
     ) -> Result<Self, String> {
         match mode {
@@ -56,10 +58,11 @@ impl ControllerMode {
                 namespace: "appwrapper-system".into(),
             }),
             "external" => command
-                .filter(|c| !c.trim().is_empty())
+                .filter(|c| !c.is_blank())
                 .map(|command| ControllerMode::External { command })
                 .ok_or_else(|| {
-                    "controller mode `external` needs a command (AWCONF_CONTROLLER_COMMAND)"
+                    "controller mode `external` needs a command: the words after `--`, or \
+                     AWCONF_CONTROLLER_COMMAND"
                         .to_string()
                 }),
             other => Err(format!(
@@ -131,7 +134,7 @@ impl ControllerMode {
     /// A child process that the suite starts and kills (our binary or the reference).
     /// An external command that serves the AppWrapper webhooks (it names `{webhook-port}`).
     pub fn serves_webhooks(&self) -> bool {
-        matches!(self, ControllerMode::External { command } if command.contains(WEBHOOK_PORT))
+        matches!(self, ControllerMode::External { command } if command.names(WEBHOOK_PORT))
     }
 
     pub fn is_child(&self) -> bool {
@@ -158,9 +161,13 @@ mod tests {
         );
         assert!(ControllerMode::parse("external", None, None).is_err());
         assert_eq!(
-            ControllerMode::parse("external", Some("run {kubeconfig}".into()), None),
+            ControllerMode::parse(
+                "external",
+                Some(ExternalCommand::Shell("run {kubeconfig}".into())),
+                None
+            ),
             Ok(ControllerMode::External {
-                command: "run {kubeconfig}".into()
+                command: ExternalCommand::Shell("run {kubeconfig}".into())
             })
         );
         assert!(ControllerMode::parse("kind", None, None).is_err());

@@ -120,7 +120,7 @@ mod tests {
     fn where_no_upgrade_can_happen_the_reason_says_why() {
         let release = KueueSource::Release(v("v0.19.2"));
         let existing = ClusterChoice::Existing {
-            kubeconfig: PathBuf::from("/k"),
+            kubeconfig: Some(PathBuf::from("/k")),
             context: None,
             install: Vec::new(),
             images: None,

@@ -314,13 +314,15 @@ pub fn kube_proxy_args(paths: &NodePaths) -> Vec<String> {
 }
 
 /// A kubeconfig for a node component that presents `<pki>/<identity>.crt`.
-pub fn kubeconfig(server: &str, ca: &Path, pki: &Path, identity: &str) -> String {
-    format!(
-        "apiVersion: v1\nkind: Config\nclusters:\n- name: awconf\n  cluster:\n    server: {server}\n    certificate-authority: {}\nusers:\n- name: {identity}\n  user:\n    client-certificate: {}\n    client-key: {}\ncontexts:\n- name: awconf\n  context:\n    cluster: awconf\n    user: {identity}\ncurrent-context: awconf\n",
-        p(ca),
-        p(&pki.join(format!("{identity}.crt"))),
-        p(&pki.join(format!("{identity}.key"))),
+pub fn kubeconfig(server: &str, ca: &Path, pki: &Path, identity: &str) -> Result<String, String> {
+    crate::kubeconfig::client_certificate(
+        server,
+        ca,
+        identity,
+        &pki.join(format!("{identity}.crt")),
+        &pki.join(format!("{identity}.key")),
     )
+    .map_err(|e| e.to_string())
 }
 
 #[cfg(test)]
@@ -424,8 +426,16 @@ mod tests {
             Path::new("/w/pki/ca.crt"),
             Path::new("/w/node/pki"),
             "kube-proxy",
+        )
+        .unwrap();
+        let config = kube::config::Kubeconfig::from_yaml(&text).unwrap();
+        let user = config.auth_infos[0].auth_info.clone().unwrap();
+        assert_eq!(config.auth_infos[0].name, "kube-proxy");
+        assert_eq!(
+            user.client_certificate.as_deref(),
+            Some("/w/node/pki/kube-proxy.crt")
         );
-        assert!(text.contains("client-certificate: /w/node/pki/kube-proxy.crt"));
-        assert!(text.contains("server: https://127.0.0.1:6443"));
+        let cluster = config.clusters[0].cluster.clone().unwrap();
+        assert_eq!(cluster.server.as_deref(), Some("https://127.0.0.1:6443"));
     }
 }

@@ -127,6 +127,12 @@ impl RealNode {
         let ca_crt = cluster_pki.join("ca.crt");
         let server = format!("https://127.0.0.1:{}", setup.apiserver_port);
         let runc = installed("runc")?;
+        let kubelet_kubeconfig =
+            config::kubeconfig(&server, &ca_crt, &paths.pki(), "kubelet-client")
+                .map_err(ClusterError::Other)?;
+        let kube_proxy_kubeconfig =
+            config::kubeconfig(&server, &ca_crt, &paths.pki(), "kube-proxy")
+                .map_err(ClusterError::Other)?;
         let files = [
             (
                 paths.containerd_config(),
@@ -140,21 +146,15 @@ impl RealNode {
                 paths.kubelet_config(),
                 config::kubelet(paths, &self.ports, setup.node_ip, &ca_crt, setup.tainted),
             ),
-            (
-                paths.kubelet_kubeconfig(),
-                config::kubeconfig(&server, &ca_crt, &paths.pki(), "kubelet-client"),
-            ),
+            (paths.kubelet_kubeconfig(), kubelet_kubeconfig),
             (
                 paths.kube_proxy_config(),
                 config::kube_proxy(paths, &self.ports, NODE_NAME),
             ),
-            (
-                paths.kube_proxy_kubeconfig(),
-                config::kubeconfig(&server, &ca_crt, &paths.pki(), "kube-proxy"),
-            ),
+            (paths.kube_proxy_kubeconfig(), kube_proxy_kubeconfig),
         ];
         for (path, text) in files {
-            std::fs::write(&path, text).map_err(|e| io(&path, e))?;
+            crate::private::write(&path, text).map_err(|e| io(&path, e))?;
         }
         Ok(())
     }

@@ -1,10 +1,15 @@
-//! Kubeconfigs rewritten for the harness: one context kept and made current, or the API
-//! server's address replaced by the one the host reaches.
+//! Kubeconfigs for the harness: written for a client certificate, or rewritten with one
+//! context kept and made current, or with the API server's address replaced by the one the
+//! host reaches. Always through kube's `Kubeconfig`, so paths with spaces or quotes survive.
 
-use kube::config::Kubeconfig;
+use std::path::Path;
+
+use kube::config::{
+    AuthInfo, Cluster, Context, Kubeconfig, NamedAuthInfo, NamedCluster, NamedContext,
+};
 
 #[derive(Debug, PartialEq, Eq, thiserror::Error)]
-pub enum KubeconfigEditError {
+pub enum KubeconfigError {
     #[error("no context `{wanted}` in the kubeconfig; its contexts: {}", list(.available))]
     MissingContext {
         wanted: String,
@@ -36,16 +41,16 @@ fn list(names: &[String]) -> String {
 pub fn pin_context(
     config: Kubeconfig,
     context: Option<&str>,
-) -> Result<Kubeconfig, KubeconfigEditError> {
+) -> Result<Kubeconfig, KubeconfigError> {
     let available: Vec<String> = config.contexts.iter().map(|c| c.name.clone()).collect();
     let wanted = match context.or(config.current_context.as_deref()) {
         Some(name) => name.to_string(),
-        None => return Err(KubeconfigEditError::NoCurrentContext { available }),
+        None => return Err(KubeconfigError::NoCurrentContext { available }),
     };
     let Some(named) = config.contexts.iter().find(|c| c.name == wanted).cloned() else {
-        return Err(KubeconfigEditError::MissingContext { wanted, available });
+        return Err(KubeconfigError::MissingContext { wanted, available });
     };
-    let dangling = |what, name: &str| KubeconfigEditError::Dangling {
+    let dangling = |what, name: &str| KubeconfigError::Dangling {
         context: wanted.clone(),
         what,
         name: name.to_string(),
@@ -79,9 +84,9 @@ pub fn pin_context(
 
 /// Every cluster of `text` served at `server` (k3s writes `https://127.0.0.1:6443`, the port
 /// inside its container).
-pub fn set_server(text: &str, server: &str) -> Result<String, KubeconfigEditError> {
+pub fn set_server(text: &str, server: &str) -> Result<String, KubeconfigError> {
     let mut config =
-        Kubeconfig::from_yaml(text).map_err(|e| KubeconfigEditError::Invalid(e.to_string()))?;
+        Kubeconfig::from_yaml(text).map_err(|e| KubeconfigError::Invalid(e.to_string()))?;
     for cluster in config
         .clusters
         .iter_mut()
@@ -92,13 +97,114 @@ pub fn set_server(text: &str, server: &str) -> Result<String, KubeconfigEditErro
     to_yaml(&config)
 }
 
-pub fn to_yaml(config: &Kubeconfig) -> Result<String, KubeconfigEditError> {
-    serde_saphyr::to_string(config).map_err(|e| KubeconfigEditError::Invalid(e.to_string()))
+/// The files kubectl reads when no `--kubeconfig` is given: those `KUBECONFIG` lists, or
+/// `~/.kube/config`.
+pub fn kubectl_default_paths() -> Vec<std::path::PathBuf> {
+    let listed: Vec<_> = std::env::var_os("KUBECONFIG")
+        .map(|v| {
+            std::env::split_paths(&v)
+                .filter(|p| !p.as_os_str().is_empty())
+                .collect()
+        })
+        .unwrap_or_default();
+    if !listed.is_empty() {
+        return listed;
+    }
+    std::env::home_dir()
+        .map(|home| vec![home.join(".kube").join("config")])
+        .unwrap_or_default()
+}
+
+/// Where kubectl's kubeconfig comes from, for messages: `KUBECONFIG (a:b)` or the file.
+pub fn describe_kubectl_default() -> String {
+    match std::env::var("KUBECONFIG") {
+        Ok(list) if !list.is_empty() => format!("KUBECONFIG ({list})"),
+        _ => kubectl_default_paths()
+            .first()
+            .map_or("~/.kube/config".into(), |p| p.display().to_string()),
+    }
+}
+
+/// A kubeconfig with one context, `awconf`: the cluster at `server` trusted through the CA
+/// file `ca`, and the user `user` presenting the certificate `cert` with the key `key`.
+pub fn client_certificate(
+    server: &str,
+    ca: &Path,
+    user: &str,
+    cert: &Path,
+    key: &Path,
+) -> Result<String, KubeconfigError> {
+    let path = |p: &Path| Some(p.display().to_string());
+    let name = "awconf".to_string();
+    to_yaml(&Kubeconfig {
+        api_version: Some("v1".into()),
+        kind: Some("Config".into()),
+        clusters: vec![NamedCluster {
+            name: name.clone(),
+            cluster: Some(Cluster {
+                server: Some(server.to_string()),
+                certificate_authority: path(ca),
+                ..Default::default()
+            }),
+            other: Default::default(),
+        }],
+        auth_infos: vec![NamedAuthInfo {
+            name: user.to_string(),
+            auth_info: Some(AuthInfo {
+                client_certificate: path(cert),
+                client_key: path(key),
+                ..Default::default()
+            }),
+            other: Default::default(),
+        }],
+        contexts: vec![NamedContext {
+            name: name.clone(),
+            context: Some(Context {
+                cluster: name.clone(),
+                user: Some(user.to_string()),
+                ..Default::default()
+            }),
+            other: Default::default(),
+        }],
+        current_context: Some(name),
+        ..Default::default()
+    })
+}
+
+pub fn to_yaml(config: &Kubeconfig) -> Result<String, KubeconfigError> {
+    serde_saphyr::to_string(config).map_err(|e| KubeconfigError::Invalid(e.to_string()))
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_client_certificate_kubeconfig_keeps_awkward_paths_whole() {
+        let dir = Path::new("/tmp/a dir: with 'quotes' and \"more\"\n#x");
+        let text = client_certificate(
+            "https://127.0.0.1:6443",
+            &dir.join("ca.crt"),
+            "admin",
+            &dir.join("admin.crt"),
+            &dir.join("admin.key"),
+        )
+        .unwrap();
+        let config = Kubeconfig::from_yaml(&text).unwrap();
+        assert_eq!(config.current_context.as_deref(), Some("awconf"));
+        let context = config.contexts[0].context.clone().unwrap();
+        assert_eq!(
+            (context.cluster.as_str(), context.user.as_deref()),
+            ("awconf", Some("admin"))
+        );
+        let cluster = config.clusters[0].cluster.clone().unwrap();
+        assert_eq!(cluster.server.as_deref(), Some("https://127.0.0.1:6443"));
+        let ca = dir.join("ca.crt").display().to_string();
+        assert_eq!(cluster.certificate_authority.as_deref(), Some(ca.as_str()));
+        let user = config.auth_infos[0].auth_info.clone().unwrap();
+        let key = dir.join("admin.key").display().to_string();
+        assert_eq!(user.client_key.as_deref(), Some(key.as_str()));
+    }
 
     /// As k3s writes `/etc/rancher/k3s/k3s.yaml` (keys shortened).
     const K3S_KUBECONFIG: &str = "\
@@ -249,7 +355,7 @@ current-context: prod-admin
     fn a_kubeconfig_that_is_not_yaml_is_an_error() {
         assert!(matches!(
             set_server("clusters: [", "https://127.0.0.1:1"),
-            Err(KubeconfigEditError::Invalid(_))
+            Err(KubeconfigError::Invalid(_))
         ));
     }
 }

@@ -1,0 +1,89 @@
+//! The exit codes of `awconf`, one meaning each, as `--help` lists them.
+
+use std::process::ExitCode;
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Exit {
+    /// Every selected scenario passed (or the command did what it was asked).
+    Passed = 0,
+    /// The suite ran and some scenario failed.
+    Failed = 1,
+    /// A flag, an environment variable, a feature file or a filter is wrong: nothing ran.
+    Usage = 2,
+    /// The environment failed: the cluster, Kueue or the controller under test did not start.
+    Environment = 3,
+}
+
+impl From<Exit> for ExitCode {
+    fn from(exit: Exit) -> Self {
+        ExitCode::from(exit as u8)
+    }
+}
+
+impl Exit {
+    /// The code for an error that ended a command: the environment's when it says so.
+    pub fn of(error: &anyhow::Error) -> Exit {
+        let environment = error.chain().any(|cause| {
+            cause.is::<conformance_steps::EnvironmentFailed>()
+                || cause.is::<clusters::ClusterError>()
+        });
+        if environment {
+            Exit::Environment
+        } else {
+            Exit::Usage
+        }
+    }
+
+    pub const ALL: [Exit; 4] = [Exit::Passed, Exit::Failed, Exit::Usage, Exit::Environment];
+
+    pub fn meaning(self) -> &'static str {
+        match self {
+            Exit::Passed => "every selected scenario passed",
+            Exit::Failed => "the suite ran and a scenario failed",
+            Exit::Usage => {
+                "a flag, environment variable, feature file or filter is wrong; nothing ran"
+            }
+            Exit::Environment => {
+                "the environment failed: the cluster, Kueue or the controller did not start"
+            }
+        }
+    }
+}
+
+/// Shown after `--help`; `exit_codes_in_the_help_match_the_enum` keeps it in step.
+pub const HELP: &str = "\
+Exit codes:
+  0  every selected scenario passed
+  1  the suite ran and a scenario failed
+  2  a flag, environment variable, feature file or filter is wrong; nothing ran
+  3  the environment failed: the cluster, Kueue or the controller did not start
+
+Every flag with [env: AWCONF_...] reads that variable when the flag is not given: the flag
+wins over the variable, the variable over the default. AWCONF_CACHE (default
+$XDG_CACHE_HOME/awconf, else ~/.cache/awconf) holds the built binaries; AWCONF_LOG filters
+the log (tracing's syntax, e.g. `info,awconf=debug`).";
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn exit_codes_in_the_help_match_the_enum() {
+        for exit in Exit::ALL {
+            let line = format!("  {}  {}\n", exit as u8, exit.meaning());
+            assert!(HELP.contains(&line), "the help lacks {line:?}");
+        }
+    }
+
+    #[test]
+    fn an_environment_failure_is_3_and_anything_else_2() {
+        let environment = anyhow::Error::new(conformance_steps::EnvironmentFailed::from(
+            anyhow::anyhow!("etcd did not start"),
+        ))
+        .context("running the suite");
+        assert_eq!(Exit::of(&environment), Exit::Environment);
+        let cluster = anyhow::Error::new(clusters::ClusterError::Other("no kind".into()));
+        assert_eq!(Exit::of(&cluster), Exit::Environment);
+        assert_eq!(Exit::of(&anyhow::anyhow!("--tags: bad")), Exit::Usage);
+    }
+}
