@@ -7,6 +7,8 @@ pub mod exit;
 mod features;
 mod install;
 mod kueue_source;
+#[cfg(test)]
+mod readme_tables;
 mod report;
 mod run;
 mod toolchain;

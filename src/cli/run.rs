@@ -90,10 +90,10 @@ pub struct RunArgs {
     /// upgrades Kueue in place to the one under test (default: the pinned release before it).
     #[arg(long, env = "AWCONF_KUEUE_UPGRADE_FROM", value_name = "VERSION")]
     kueue_upgrade_from: Option<String>,
-    /// Cucumber tag expression, e.g. `@kueue and not @serial`.
+    /// A cucumber tag expression (for example `@kueue and not @serial`).
     #[arg(long, env = "AWCONF_TAGS")]
     tags: Option<String>,
-    /// Where to write JUnit XML (default: <report>/junit.xml).
+    /// Where to write JUnit XML (default: junit.xml in the report directory).
     #[arg(long, env = "AWCONF_JUNIT")]
     junit: Option<PathBuf>,
     /// Directory for the reports and the artifacts of failed scenarios.
