@@ -119,6 +119,28 @@ fn roles() -> Vec<Value> {
             "appwrapper-metrics-auth-role",
             rbac::metrics_auth_rules(),
         ),
+        role(
+            "ClusterRole",
+            "appwrapper-metrics-reader",
+            rbac::metrics_reader_rules(),
+        ),
+        aggregated(
+            role(
+                "ClusterRole",
+                "appwrapper-editor-role",
+                rbac::editor_rules(),
+            ),
+            &["admin", "edit"],
+        ),
+        aggregated(
+            role(
+                "ClusterRole",
+                "appwrapper-viewer-role",
+                rbac::viewer_rules(),
+            ),
+            &["view"],
+        ),
+        role("ClusterRole", "appwrapper-user-role", rbac::user_rules()),
         binding(
             "RoleBinding",
             "appwrapper-leader-election-rolebinding",
@@ -138,6 +160,15 @@ fn roles() -> Vec<Value> {
             "appwrapper-metrics-auth-role",
         ),
     ]
+}
+
+/// `role` with the labels that fold its rules into the built-in ClusterRoles `into`.
+fn aggregated(mut role: Value, into: &[&str]) -> Value {
+    for name in into {
+        role["metadata"]["labels"][format!("rbac.authorization.k8s.io/aggregate-to-{name}")] =
+            json!("true");
+    }
+    role
 }
 
 fn secret(settings: &Settings) -> Value {

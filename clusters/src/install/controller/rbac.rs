@@ -88,6 +88,47 @@ pub fn metrics_auth_rules() -> Vec<Value> {
     ]
 }
 
+const APPWRAPPERS: &[&str] = &["workload.codeflare.dev"];
+
+/// `appwrapper-metrics-reader`: what a Prometheus service account is bound to, to scrape
+/// `/metrics` through the authenticated endpoint.
+pub fn metrics_reader_rules() -> Vec<Value> {
+    vec![json!({ "nonResourceURLs": ["/metrics"], "verbs": ["get"] })]
+}
+
+/// `appwrapper-editor-role`, aggregated into the built-in `admin` and `edit` roles.
+pub fn editor_rules() -> Vec<Value> {
+    vec![
+        rule(
+            APPWRAPPERS,
+            &["appwrappers"],
+            &[
+                "create", "delete", "get", "list", "patch", "update", "watch",
+            ],
+        ),
+        rule(APPWRAPPERS, &["appwrappers/status"], &["get"]),
+    ]
+}
+
+/// `appwrapper-viewer-role`, aggregated into the built-in `view` role.
+pub fn viewer_rules() -> Vec<Value> {
+    vec![
+        rule(APPWRAPPERS, &["appwrappers"], &["get", "list", "watch"]),
+        rule(APPWRAPPERS, &["appwrappers/status"], &["get"]),
+    ]
+}
+
+/// `appwrapper-user-role`, for binding to users who submit AppWrappers. `appwrappers/finalizer`
+/// (singular, a resource that does not exist) is the reference's, kept so that a binding
+/// grants the same under either controller.
+pub fn user_rules() -> Vec<Value> {
+    vec![
+        rule(APPWRAPPERS, &["appwrappers"], MANAGE),
+        rule(APPWRAPPERS, &["appwrappers/status"], &["get"]),
+        rule(APPWRAPPERS, &["appwrappers/finalizer"], &["update"]),
+    ]
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
