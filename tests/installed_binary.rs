@@ -17,10 +17,16 @@ fn target_dir() -> PathBuf {
 }
 
 fn install(root: &Path) -> PathBuf {
+    install_package(root, &workspace());
+    install_package(root, &workspace().join("controller"));
+    root.join("bin").join("awconf")
+}
+
+fn install_package(root: &Path, package: &Path) {
     let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
     let out = Command::new(cargo)
         .args(["install", "--debug", "--locked", "--offline", "--path"])
-        .arg(workspace())
+        .arg(package)
         .arg("--root")
         .arg(root)
         .env("CARGO_TARGET_DIR", target_dir())
@@ -31,7 +37,6 @@ fn install(root: &Path) -> PathBuf {
         "cargo install failed:\n{}",
         String::from_utf8_lossy(&out.stderr)
     );
-    root.join("bin").join("awconf")
 }
 
 /// Installed once for all the tests of this file, into the build directory.
@@ -55,8 +60,9 @@ fn run_in(dir: &Path, env: &[(&str, &str)], args: &[&str]) -> (i32, String) {
     }
     command.envs(env.iter().copied());
     let out = command.output().expect("awconf runs");
+    // stderr (progress, errors) first, so that the last line is stdout's closing line.
     let text =
-        String::from_utf8_lossy(&out.stdout).to_string() + &String::from_utf8_lossy(&out.stderr);
+        String::from_utf8_lossy(&out.stderr).to_string() + &String::from_utf8_lossy(&out.stdout);
     (out.status.code().unwrap_or(-1), text)
 }
 
@@ -178,5 +184,45 @@ fn exit_codes_and_the_flag_over_environment_rule() {
         "[default: awconf-report]",
     ] {
         assert!(text.contains(line), "--help lacks {line:?}:\n{text}");
+    }
+}
+
+/// Two runs on one machine at once, one with our controller as a child process: each picks
+/// its own ports and directories, so both end as they would alone.
+#[test]
+fn two_runs_at_once_end_as_they_would_alone() {
+    let controller = awconf().with_file_name("appwrapper-controller");
+    let controller = controller.to_str().unwrap().to_string();
+    let runs: Vec<_> = [
+        vec!["run", "Running → Succeeded"],
+        vec![
+            "run",
+            "--controller",
+            "process",
+            "--controller-bin",
+            &controller,
+            "Running → Succeeded",
+        ],
+    ]
+    .into_iter()
+    .map(|args| {
+        let args: Vec<String> = args.into_iter().map(String::from).collect();
+        std::thread::spawn(move || {
+            let dir = tempfile::tempdir().unwrap();
+            let args: Vec<&str> = args.iter().map(String::as_str).collect();
+            run_in(dir.path(), &[], &args)
+        })
+    })
+    .collect();
+    for run in runs {
+        let (code, text) = run.join().unwrap();
+        assert_eq!(code, 0, "{text}");
+        assert!(
+            text.lines()
+                .last()
+                .unwrap_or_default()
+                .starts_with("1 passed, 0 failed"),
+            "{text}"
+        );
     }
 }

@@ -178,6 +178,20 @@ impl ControllerUnderTest {
         }
     }
 
+    /// For a child controller that has exited: its exit status and the last lines of its log,
+    /// as a run that waited for it reports them.
+    pub fn exit_report(&mut self) -> Option<String> {
+        let Some(Running::Child(process)) = &mut self.running else {
+            return None;
+        };
+        let status = process.exited()?;
+        Some(format!(
+            "the controller under test exited ({status}); the last lines of its log {}:\n{}",
+            self.log_path.display(),
+            process.log_tail(20)
+        ))
+    }
+
     /// The process id of a child controller while it runs (`None` embedded or in a cluster).
     pub fn pid(&self) -> Option<u32> {
         match &self.running {

@@ -65,8 +65,12 @@ pub async fn install(
     if let Ok(listener) = std::net::TcpListener::bind(("0.0.0.0", WEBHOOK_PORT)) {
         drop(listener);
     } else {
+        let holder = clusters::ports::holder(WEBHOOK_PORT)
+            .unwrap_or_else(|| "a process that could not be found".into());
         anyhow::bail!(
-            "port {WEBHOOK_PORT} is in use; the reference operator serves its webhooks there (stop what holds it, e.g. another `awconf run --controller reference`)"
+            "port {WEBHOOK_PORT} is held by {holder}; the reference operator serves its \
+             webhooks there, a port it does not let anyone change, so only one \
+             `--controller reference` run fits on a machine: stop that one, or wait for it"
         );
     }
     std::fs::create_dir_all(cert_dir)

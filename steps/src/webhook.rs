@@ -79,14 +79,20 @@ impl WebhookEndpoint {
         Ok(serve(options, Webhooks::new(config, client)).await?)
     }
 
-    /// Registers both webhooks by URL and waits until the API server calls them. With
-    /// `fail_open` an unreachable webhook lets requests through (failurePolicy Ignore) instead
-    /// of refusing them.
-    pub async fn register(&self, client: &kube::Client, fail_open: bool) -> anyhow::Result<()> {
+    /// Registers both webhooks by URL and waits until the API server calls them, or until
+    /// `exited` reports that the controller serving them is gone. With `fail_open` an
+    /// unreachable webhook lets requests through (failurePolicy Ignore) instead of refusing
+    /// them.
+    pub async fn register(
+        &self,
+        client: &kube::Client,
+        fail_open: bool,
+        exited: impl FnMut() -> Option<String>,
+    ) -> anyhow::Result<()> {
         let url = format!("https://{}", self.bind_address());
         let (mutating, validating) = webhook_configurations(&url, &self.ca_pem);
         apply_configurations(client, mutating, validating, fail_open).await?;
-        wait_until_effective(client).await
+        wait_until_effective(client, exited).await
     }
 }
 
@@ -128,16 +134,27 @@ fn probe(name: &str, template: Value) -> anyhow::Result<DynamicObject> {
 }
 
 /// Registration takes effect asynchronously (and the child controller may still be starting):
-/// dry-run creations until an AppWrapper gets its user label and a nested one is refused.
-pub async fn wait_until_effective(client: &kube::Client) -> anyhow::Result<()> {
+/// dry-run creations until an AppWrapper gets its user label and a nested one is refused. A
+/// controller that exits meanwhile (`exited` says how) ends the wait at once: no time-out
+/// hides why.
+pub async fn wait_until_effective(
+    client: &kube::Client,
+    mut exited: impl FnMut() -> Option<String>,
+) -> anyhow::Result<()> {
     wait::eventually(
         Duration::from_secs(60),
         "the webhooks to take effect",
-        move || async move {
-            Ok(match effective(client).await? {
-                Ok(()) => Check::Done(()),
-                Err(why) => Check::NotYet(why),
-            })
+        move || {
+            let gone = exited();
+            async move {
+                if let Some(why) = gone {
+                    return Ok(Check::Never(why));
+                }
+                Ok(match effective(client).await? {
+                    Ok(()) => Check::Done(()),
+                    Err(why) => Check::NotYet(why),
+                })
+            }
         },
     )
     .await

@@ -86,6 +86,11 @@ async fn controller_with_webhooks(
 ) -> anyhow::Result<(ControllerUnderTest, Option<WebhookServer>)> {
     let mut config = suite_config();
     config.webhooks_enabled = options.controller.is_child() || options.controller.serves_webhooks();
+    // Ports a child picks itself: controller-runtime's :8443 and :8081 would clash with a
+    // second run on this machine.
+    let manager = &mut config.controller_manager;
+    manager.metrics.bind_address = "127.0.0.1:0".into();
+    manager.health.bind_address = "127.0.0.1:0".into();
     let mut controller = ControllerUnderTest::new(
         options.controller.clone(),
         config.clone(),
@@ -102,7 +107,9 @@ async fn controller_with_webhooks(
             let endpoint = WebhookEndpoint::prepare(cluster, &options.report_dir)?;
             controller = controller.with_webhook(endpoint.clone());
             controller.start(watch_client).await?;
-            endpoint.register(client, fail_open).await?;
+            endpoint
+                .register(client, fail_open, || controller.exit_report())
+                .await?;
             Ok((controller, None))
         }
         ControllerMode::External { .. } => {
@@ -133,7 +140,9 @@ async fn controller_with_webhooks(
             }
             controller = controller.with_webhook(endpoint.clone());
             controller.start(watch_client).await?;
-            endpoint.register(client, fail_open).await?;
+            endpoint
+                .register(client, fail_open, || controller.exit_report())
+                .await?;
             Ok((controller, server))
         }
     }

@@ -127,7 +127,7 @@ pub async fn up(options: &SuiteOptions) -> anyhow::Result<Environment> {
         false => None,
     };
     let controller = controller.with_workload(workload);
-    crate::webhook::wait_until_effective(&client).await?;
+    crate::webhook::wait_until_effective(&client, || None).await?;
     let fake_gpu_nodes = advertises_gpus(&client).await?;
     Ok(Environment {
         client: steps_client(&reached.kubeconfig).await?,
