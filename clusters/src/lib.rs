@@ -19,6 +19,7 @@ pub mod pki;
 pub mod ports;
 pub mod private;
 pub mod process;
+pub mod progress;
 pub mod provider;
 pub mod provider_cli;
 pub mod scratch;

@@ -45,6 +45,8 @@ pub struct Harness {
     /// A few letters unique to this run, in its namespace names: a cluster that outlives the
     /// run may still be deleting the namespaces of the previous one.
     pub run_token: String,
+    /// Scenarios done of those selected, shown while the run goes.
+    pub progress: crate::suite_progress::SuiteProgress,
     counter: AtomicUsize,
 }
 
@@ -77,8 +79,15 @@ impl Harness {
             harness_log,
             kueue_upgrade: None,
             run_token: run_token(),
+            progress: crate::suite_progress::SuiteProgress::new(0),
             counter: AtomicUsize::new(0),
         }
+    }
+
+    /// Shows progress over `total` selected scenarios.
+    pub fn with_progress(mut self, total: usize) -> Self {
+        self.progress = crate::suite_progress::SuiteProgress::new(total);
+        self
     }
 
     /// Kueue runs at an older release until the `@kueue-upgrade` scenario upgrades it.
@@ -98,6 +107,7 @@ impl Harness {
     }
 
     pub fn record(&self, record: ScenarioRecord) {
+        self.progress.ended(&record);
         if let Ok(mut results) = self.results.lock() {
             results.push(record);
         }

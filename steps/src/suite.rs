@@ -94,11 +94,13 @@ pub async fn run_plan(options: SuiteOptions, plan: Plan) -> anyhow::Result<Summa
             capabilities,
             crate::logging::current(),
         )
-        .with_kueue_upgrade(pending),
+        .with_kueue_upgrade(pending)
+        .with_progress(plan.selected().len()),
     );
     harness::install(Arc::clone(&harness));
     let not_selected = plan.not_selected();
     let run = run_features(&harness, plan, upgrade).await;
+    harness.progress.finish();
     harness::uninstall();
     Environment::down(
         &harness.controller,

@@ -2,8 +2,7 @@
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
-use std::sync::mpsc;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use super::{Component, check_go, wrappers};
 
@@ -48,24 +47,12 @@ pub fn ensure(component: &Component, cache: &Path) -> Result<BuildReport, BuildE
             cached: true,
         });
     }
-    let started = Instant::now();
-    let (tx, rx) = mpsc::channel::<()>();
-    let label = component.to_string();
-    let ticker = std::thread::spawn(move || {
-        eprintln!("[toolchain] building {label} with go build (a cold build takes minutes)");
-        while let Err(mpsc::RecvTimeoutError::Timeout) = rx.recv_timeout(Duration::from_secs(20)) {
-            eprintln!(
-                "[toolchain] still building {label}: {}s",
-                started.elapsed().as_secs()
-            );
-        }
-    });
-    let result = build(component, cache);
-    let _ = tx.send(());
-    let _ = ticker.join();
-    result?;
-    let elapsed = started.elapsed();
-    eprintln!("[toolchain] built {component} in {}s", elapsed.as_secs());
+    let task = crate::progress::Task::start(
+        &format!("[toolchain] {component}"),
+        "go build (a cold build takes minutes)",
+    );
+    build(component, cache)?;
+    let elapsed = task.finish("built");
     Ok(BuildReport {
         component: component.clone(),
         elapsed,
