@@ -10,9 +10,15 @@ use crate::images::load::Loader;
 use crate::provider_cli::ProviderCli;
 use crate::scratch;
 use crate::system_node::SYSTEM_NODE_LABEL;
-use crate::toolchain;
 
 pub const KIND_VERSION: &str = "v0.32.0";
+
+/// The Kubernetes v1.36 node image kind v0.32.0 was released with, by digest: its default,
+/// `pkg/apis/config/defaults/image.go` at the tag (v1.36.1; kind's source names no image of
+/// the pinned v1.36.3). kind builds node images for some patch versions only and supports
+/// each with the kind release it was built for, by digest.
+pub const NODE_IMAGE: &str =
+    "kindest/node:v1.36.1@sha256:3489c7674813ba5d8b1a9977baea8a6e553784dab7b84759d1014dbd78f7ebd5";
 
 pub const KIND: ProviderCli = ProviderCli {
     program: "kind",
@@ -24,8 +30,7 @@ pub const DEFAULT_POD_SUBNET: &str = "10.244.0.0/16";
 
 #[derive(Clone, Debug)]
 pub struct KindOptions {
-    /// `kindest/node:<toolchain::KUBERNETES>` when `None`. kind publishes node images for some
-    /// patch versions only; name another one here if that tag does not exist.
+    /// [`NODE_IMAGE`] when `None`.
     pub node_image: Option<String>,
     /// Worker nodes besides the control plane; with none, the control plane runs everything.
     pub workers: usize,
@@ -57,7 +62,7 @@ impl KindOptions {
     pub fn node_image(&self) -> String {
         self.node_image
             .clone()
-            .unwrap_or_else(|| format!("kindest/node:{}", toolchain::KUBERNETES))
+            .unwrap_or_else(|| NODE_IMAGE.to_string())
     }
 }
 
@@ -184,7 +189,7 @@ mod tests {
 
     #[test]
     fn the_config_labels_the_node_that_runs_the_system() {
-        let image = format!("kindest/node:{}", toolchain::KUBERNETES);
+        let image = NODE_IMAGE;
         let system = serde_json::json!({"awconf.dev/system": "true"});
         for (workers, nodes) in [
             (
@@ -231,11 +236,7 @@ mod tests {
     #[test]
     fn the_node_image_and_pod_subnet_can_be_overridden() {
         for (node_image, pod_subnet, image) in [
-            (
-                None,
-                "10.244.0.0/16",
-                format!("kindest/node:{}", toolchain::KUBERNETES),
-            ),
+            (None, "10.244.0.0/16", NODE_IMAGE.to_string()),
             (
                 Some("kindest/node:v1.36.1@sha256:3489".to_string()),
                 "10.250.0.0/16",
@@ -254,11 +255,18 @@ mod tests {
     }
 
     #[test]
-    fn the_default_node_image_runs_the_pinned_kubernetes() {
-        assert!(toolchain::KUBERNETES.starts_with("v1.36."));
-        assert_eq!(
-            KindOptions::default().node_image(),
-            format!("kindest/node:{}", toolchain::KUBERNETES)
+    fn the_default_node_image_runs_the_pinned_kubernetes_minor_by_digest() {
+        let minor = crate::toolchain::KUBERNETES.rsplit_once('.').unwrap().0;
+        assert_eq!(minor, "v1.36");
+        let image = KindOptions::default().node_image();
+        let (name, digest) = image.split_once("@sha256:").unwrap();
+        assert!(
+            name.starts_with(&format!("kindest/node:{minor}.")),
+            "{image}"
+        );
+        assert!(
+            digest.len() == 64 && digest.chars().all(|c| c.is_ascii_hexdigit()),
+            "{image}"
         );
     }
 
@@ -348,8 +356,22 @@ mod tests {
     }
 
     #[test]
-    fn the_users_workflow_installs_the_same_kind() {
-        let workflow = include_str!("../../ci/providers.yml");
-        assert!(workflow.contains(&format!("KIND_VERSION: {KIND_VERSION}\n")));
+    fn the_workflows_install_the_same_kind_and_node_image() {
+        let ours = include_str!("../../ci/providers.yml");
+        let users = include_str!("../../ci/github-actions.yml");
+        for workflow in [ours, users] {
+            assert!(workflow.contains(&format!("KIND_VERSION: {KIND_VERSION}\n")));
+        }
+        // The user's job creates its kind cluster itself; awconf's run creates it with NODE_IMAGE.
+        assert!(users.contains(&format!("KIND_NODE_IMAGE: {NODE_IMAGE}\n")));
+        assert!(users.contains("--image \"$KIND_NODE_IMAGE\""));
+        // The same release binary, by the same checksum.
+        let checksum = |w: &str| {
+            w.lines()
+                .find_map(|l| l.trim().strip_prefix("KIND_SHA256: "))
+                .map(str::to_string)
+        };
+        assert!(checksum(ours).is_some_and(|c| c.len() == 64));
+        assert_eq!(checksum(ours), checksum(users));
     }
 }

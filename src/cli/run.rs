@@ -397,15 +397,20 @@ mod tests {
         words
     }
 
-    /// The workflows in ci/ run `awconf run ...` (`cargo run --release -- run ...` in
-    /// awconf's own): each of those command lines, with the first value of its matrix and
-    /// the workflow's `env:` values, is one `awconf run` accepts.
+    /// The workflows in ci/ run `awconf run ...` (`cargo run --release --locked -- run ...`
+    /// in awconf's own): each of those command lines, with the first value of its matrix and
+    /// the workflow's `env:` values (which may name the matrix), is one `awconf run` accepts.
     #[test]
     fn the_workflows_run_command_lines_that_awconf_accepts() {
         let matrix = [
             ("${{ matrix.kueue }}", "v0.19.2"),
             ("${{ matrix.cluster }}", "kind"),
         ];
+        let with_matrix = |text: &str| {
+            matrix
+                .iter()
+                .fold(text.to_string(), |t, (expr, value)| t.replace(expr, value))
+        };
         let mut seen = Vec::new();
         for file in ["ci/github-actions.yml", "ci/providers.yml"] {
             let text = std::fs::read_to_string(file).unwrap();
@@ -415,7 +420,7 @@ mod tests {
                 .filter(|(k, _)| {
                     !k.is_empty() && k.chars().all(|c| c.is_ascii_uppercase() || c == '_')
                 })
-                .map(|(k, v)| (k.to_string(), v.trim().to_string()))
+                .map(|(k, v)| (k.to_string(), with_matrix(v.trim())))
                 .collect();
             for line in text.lines() {
                 let line = line
@@ -423,15 +428,12 @@ mod tests {
                     .trim_start_matches("- run: ")
                     .trim_start_matches("run: ");
                 let Some(args) = line
-                    .strip_prefix("cargo run --release -- run")
-                    .or_else(|| line.strip_prefix("awconf run"))
+                    .strip_prefix("cargo run --release --locked -- run ")
+                    .or_else(|| line.strip_prefix("awconf run "))
                 else {
                     continue;
                 };
-                let args = matrix
-                    .iter()
-                    .fold(args.to_string(), |a, (expr, value)| a.replace(expr, value));
-                let args = shell_words(&args, &env);
+                let args = shell_words(&with_matrix(args), &env);
                 let args: Vec<&str> = args.iter().map(String::as_str).collect();
                 match options(&args) {
                     Ok(o) => seen.push((file, o)),
@@ -454,6 +456,16 @@ mod tests {
             ControllerMode::InCluster { image: Some(_) }
         ));
         assert!(kind.cluster.is_remote());
+        // awconf's own: the cluster named by the matrix, created by the run.
+        let (_, providers) = &seen[2];
+        assert!(matches!(
+            providers.cluster,
+            ClusterChoice::Created(clusters::Provider::Kind)
+        ));
+        assert!(matches!(
+            providers.controller,
+            ControllerMode::InCluster { image: None }
+        ));
     }
 
     #[test]
