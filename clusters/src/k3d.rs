@@ -13,7 +13,9 @@ use crate::toolchain;
 
 pub const K3D: ProviderCli = ProviderCli {
     program: "k3d",
-    install: "curl -s https://raw.githubusercontent.com/k3d-io/k3d/main/install.sh | bash",
+    // Pinned by the Go checksum database, as ci/providers.yml installs it; never a script
+    // from a moving branch.
+    install: "go install -ldflags '-X github.com/k3d-io/k3d/v5/version.Version=v5.8.3' github.com/k3d-io/k3d/v5@v5.8.3",
 };
 
 #[derive(Clone, Debug)]
@@ -259,6 +261,8 @@ mod tests {
 
     #[test]
     fn a_missing_k3d_says_how_to_install_it() {
-        assert!(K3D.missing().contains("k3d-io/k3d/main/install.sh"));
+        assert!(K3D.missing().contains("go install") && K3D.missing().contains("k3d/v5@v5.8.3"));
+        let workflow = include_str!("../../ci/providers.yml");
+        assert!(workflow.contains("K3D_VERSION: v5.8.3"), "ci/providers.yml pins another k3d");
     }
 }
