@@ -263,6 +263,9 @@ mod tests {
     fn a_missing_k3d_says_how_to_install_it() {
         assert!(K3D.missing().contains("go install") && K3D.missing().contains("k3d/v5@v5.8.3"));
         let workflow = include_str!("../../ci/providers.yml");
-        assert!(workflow.contains("K3D_VERSION: v5.8.3"), "ci/providers.yml pins another k3d");
+        assert!(
+            workflow.contains("K3D_VERSION: v5.8.3"),
+            "ci/providers.yml pins another k3d"
+        );
     }
 }
