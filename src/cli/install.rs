@@ -11,9 +11,12 @@ use clusters::toolchain;
 
 #[derive(Args)]
 pub struct InstallArgs {
-    /// The cluster's kubeconfig.
-    #[arg(long, env = "KUBECONFIG")]
-    kubeconfig: PathBuf,
+    /// The cluster's kubeconfig (default: kubectl's, from KUBECONFIG or ~/.kube/config).
+    #[arg(long, env = "AWCONF_KUBECONFIG")]
+    kubeconfig: Option<PathBuf>,
+    /// The kubeconfig context (default: its current one).
+    #[arg(long, env = "AWCONF_CONTEXT")]
+    context: Option<String>,
     /// What to install: a comma-separated subset of kueue,kwok,controller.
     #[arg(long, default_value = "kueue,kwok,controller")]
     components: String,
@@ -88,8 +91,22 @@ impl InstallArgs {
             self.reference.is_none() || !parts.contains(&Part::Controller),
             "--reference installs the controller; leave controller out of --components"
         );
-        let client = clusters::cluster::client_from_kubeconfig(&self.kubeconfig).await?;
-        let loader = self.images.loader(&self.kubeconfig)?;
+        let source = self
+            .kubeconfig
+            .clone()
+            .or_else(|| {
+                clusters::kubeconfig::kubectl_default_paths()
+                    .into_iter()
+                    .next()
+            })
+            .unwrap_or_default();
+        let cluster =
+            clusters::ExistingCluster::connect(self.kubeconfig.clone(), self.context.clone())
+                .await?;
+        let client =
+            clusters::cluster::client_from_kubeconfig(clusters::Cluster::kubeconfig(&cluster))
+                .await?;
+        let loader = self.images.loader(&source)?;
         let controller_binary = match (&self.images.image, parts.contains(&Part::Controller)) {
             (None, true) => Some(controller_binary()?),
             _ => None,
