@@ -2,6 +2,7 @@
 
 mod create;
 mod field;
+mod rbac;
 mod review;
 mod update;
 
