@@ -3,6 +3,7 @@
 mod create;
 mod field;
 mod rbac;
+mod registration;
 mod review;
 mod update;
 
