@@ -5,6 +5,7 @@ mod field;
 mod rbac;
 mod registration;
 mod review;
+mod server;
 mod update;
 
 use serde_json::{Value, json};
