@@ -155,4 +155,21 @@ mod tests {
         assert_eq!(count_failed_conditions("batch/v1beta1", "Job", &obj), 0);
         assert_eq!(count_failed_conditions("batch/v1", "Job", &json!({})), 0);
     }
+
+    /// §3.3: only `Failed` entries whose status is `True` count, whatever else is listed.
+    #[test]
+    fn failed_conditions_count_only_status_true() {
+        let conditions = |statuses: &[&str]| {
+            let entries: Vec<_> = statuses
+                .iter()
+                .map(|s| json!({"type": "Failed", "status": s}))
+                .collect();
+            json!({"status": {"conditions": entries}})
+        };
+        let count =
+            |statuses: &[&str]| count_failed_conditions("batch/v1", "Job", &conditions(statuses));
+        assert_eq!(count(&["True"]), 1);
+        assert_eq!(count(&["False", "Unknown"]), 0);
+        assert_eq!(count(&["True", "False", "True"]), 2);
+    }
 }

@@ -71,6 +71,14 @@ const SUCCESS_MSG: &str = "2 pods succeeded and no running, pending, or failed p
     failed().gone().annotate(DELETION_ON_FAILURE_GRACE_PERIOD, "2m").suspend(),
     RESOURCES_DEPLOYED, "False", "Failed", "Kueue forced resource deletion by suspending AppWrapper"
 )]
+#[case::resources_deployed_false_failed_suspended_without_pause(
+    failed().gone().suspend(),
+    RESOURCES_DEPLOYED, "False", "Failed", "Resources deleted for failed AppWrapper"
+)]
+#[case::resources_deployed_false_failed_after_the_pause(
+    failed().gone().annotate(DELETION_ON_FAILURE_GRACE_PERIOD, "2m").cond(DELETING_RESOURCES, "False", "DeletionPaused", 0).now(120),
+    RESOURCES_DEPLOYED, "False", "Failed", "Resources deleted for failed AppWrapper"
+)]
 #[case::resources_deployed_false_succeeded_default_ttl(
     succeeded().gone().now(WEEK),
     RESOURCES_DEPLOYED, "False", "Succeeded", "Time to live after success of 168h0m0s expired"

@@ -179,6 +179,20 @@ fn empty_with_pod_set_error_returns_the_error() {
     assert_eq!(d.transition(), None);
 }
 
+/// §5.7 builds one entry per component: PodSets for fewer components than `spec.components`
+/// hold are an error, never a short componentStatus.
+#[test]
+fn empty_with_pod_sets_for_too_few_components_returns_an_error() {
+    let d = empty().with(|s| s.obs.component_count = 2).decide();
+    assert_eq!(
+        d.error.as_deref(),
+        Some("computed PodSets for 1 components, expected 2")
+    );
+    assert_eq!(d.status.phase, Phase::Empty);
+    assert!(d.status.component_status.is_empty());
+    assert_eq!(d.transition(), None);
+}
+
 #[rstest]
 #[case::suspended_with_suspend_true(suspended().suspend())]
 #[case::terminating_without_deletion(running().with(|s| s.status.phase = Phase::Terminating))]

@@ -38,6 +38,12 @@ fn ps(path: &str) -> Value {
 #[case::unknown_kind_with_declared_pod_set(appwrapper(vec![(json!({"apiVersion": "example.com/v1", "kind": "Thing", "spec": {"template": pod_template()}}), ps("template.spec.template"))]))]
 #[case::service_beside_a_pod(appwrapper(vec![(json!({"apiVersion": "v1", "kind": "Service", "spec": {}}), json!([])), (pod(), json!([]))]))]
 #[case::eight_pods(appwrapper(vec![(pod(), json!([])); 8]))]
+#[case::appwrapper_of_another_version_is_not_nested(appwrapper(vec![
+    (json!({"apiVersion": "workload.codeflare.dev/v1beta1", "kind": "AppWrapper", "spec": {"components": []}}), json!([])),
+    (pod(), json!([]))]))]
+#[case::another_kind_of_the_appwrapper_version_is_not_nested(appwrapper(vec![
+    (json!({"apiVersion": "workload.codeflare.dev/v1beta2", "kind": "AppWrapperTemplate", "spec": {}}), json!([])),
+    (pod(), json!([]))]))]
 fn accepts(#[case] aw: AppWrapper) {
     assert_eq!(errors(&aw), []);
 }

@@ -2,7 +2,10 @@
 
 mod create;
 mod field;
+mod rbac;
+mod registration;
 mod review;
+mod server;
 mod update;
 
 use serde_json::{Value, json};
