@@ -19,7 +19,10 @@ async fn main() -> std::process::ExitCode {
             .with_writer(std::io::stderr)
             .init();
     }
-    match cli.run().await {
+    let outcome = cli.run().await;
+    // The process ends next: the shared cluster a run used goes with it, directory and all.
+    clusters::local::release_shared();
+    match outcome {
         Ok(code) => code,
         Err(e) => {
             eprintln!("error: {e:#}");

@@ -127,7 +127,10 @@ pub async fn main(defaults: impl FnOnce(SuiteOptions) -> SuiteOptions) -> ExitCo
         return ExitCode::SUCCESS;
     }
     crate::logging::init(&options.report_dir);
-    match run_plan(options, plan).await {
+    let outcome = run_plan(options, plan).await;
+    // The process ends next: its shared cluster's directory goes with it.
+    clusters::local::release_shared();
+    match outcome {
         Ok(summary) => {
             println!();
             for line in summary.report_lines() {

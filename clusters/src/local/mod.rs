@@ -21,7 +21,7 @@ use crate::process::{Process, log_tail, resident_bytes};
 use crate::toolchain::{self, Component};
 
 pub use health::{HealthError, wait_ready};
-pub use shared::shared;
+pub use shared::{release as release_shared, shared};
 
 /// How to bring up a local cluster.
 #[derive(Clone, Debug)]

@@ -7,8 +7,9 @@ use super::{LocalCluster, LocalOptions};
 /// Starts the process-wide cluster on first use. It is built on a thread of its own, so it does
 /// not depend on the async runtime of whichever test came first; its processes die with the
 /// test process.
+static CLUSTER: OnceLock<Result<LocalCluster, String>> = OnceLock::new();
+
 pub fn shared() -> Result<&'static LocalCluster, String> {
-    static CLUSTER: OnceLock<Result<LocalCluster, String>> = OnceLock::new();
     CLUSTER
         .get_or_init(|| {
             std::thread::spawn(|| {
@@ -22,4 +23,28 @@ pub fn shared() -> Result<&'static LocalCluster, String> {
         })
         .as_ref()
         .map_err(|e| format!("the shared local cluster did not come up: {e}"))
+}
+
+/// Ends the process-wide cluster before the process exits. A static is never dropped, so its
+/// processes would die with this one but its work directory would stay until a later run
+/// swept it. Kills its components, waits until they are gone, and removes the directory
+/// (one with a real node is left to the sweep, which unmounts first).
+pub fn release() {
+    let Some(Ok(cluster)) = CLUSTER.get() else {
+        return;
+    };
+    if cluster.real_node().is_some() {
+        return;
+    }
+    let pids: Vec<u32> = cluster.pids().into_iter().map(|(_, pid)| pid).collect();
+    for pid in &pids {
+        crate::process::signal_group(*pid, libc::SIGKILL);
+    }
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(5);
+    while pids.iter().any(|pid| crate::process::is_alive(*pid))
+        && std::time::Instant::now() < deadline
+    {
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+    super::remove_work_dir(cluster.work_dir());
 }
