@@ -23,6 +23,9 @@ use crate::toolchain::{self, Component};
 pub use health::{HealthError, wait_ready};
 pub use shared::{release as release_shared, shared};
 
+pub use crate::scratch::remove_work_dir;
+use crate::scratch::{io, write_private as write};
+
 /// How to bring up a local cluster.
 #[derive(Clone, Debug)]
 pub struct LocalOptions {
@@ -108,7 +111,7 @@ impl LocalCluster {
             .map_err(|e| ClusterError::Other(e.to_string()))??;
         let (work_dir, remove_work_dir) = match &opts.work_dir {
             Some(dir) => {
-                crate::private::create_dir(dir).map_err(|e| io(dir, e))?;
+                crate::scratch::create_named_work_dir(dir)?;
                 (dir.clone(), false)
             }
             None => (fresh_work_dir(&opts.cache)?, !opts.detached),
@@ -505,7 +508,7 @@ fn allocate_ports() -> Result<Ports, ClusterError> {
 /// `awconf-<pid>-<random>`, mode 0700: a name no other user can take first.
 fn fresh_work_dir(cache: &Path) -> Result<PathBuf, ClusterError> {
     remove_stale_work_dirs(cache);
-    crate::private::temp_dir("").map_err(|e| io(&std::env::temp_dir(), e))
+    crate::scratch::create_work_dir("")
 }
 
 /// Work directories of test processes that died without cleaning up (their pid is gone).
@@ -530,14 +533,4 @@ fn remove_stale_work_dirs(cache: &Path) {
             remove_work_dir(&entry.path());
         }
     }
-}
-
-pub use crate::scratch::remove_work_dir;
-
-fn write(path: &Path, text: &str) -> Result<(), ClusterError> {
-    crate::private::write(path, text).map_err(|e| io(path, e))
-}
-
-fn io(path: &Path, e: std::io::Error) -> ClusterError {
-    ClusterError::Other(format!("{}: {e}", path.display()))
 }
