@@ -66,6 +66,11 @@ fn run_in(dir: &Path, env: &[(&str, &str)], args: &[&str]) -> (i32, String) {
     (out.status.code().unwrap_or(-1), text)
 }
 
+/// A run's last line: `N passed, N failed, ...` (stdout comes after stderr in `run_in`).
+fn closing_line(text: &str) -> &str {
+    text.lines().last().unwrap_or_default()
+}
+
 #[test]
 fn an_installed_awconf_runs_a_scenario_from_an_empty_directory() {
     let empty = tempfile::tempdir().unwrap();
@@ -78,7 +83,7 @@ fn an_installed_awconf_runs_a_scenario_from_an_empty_directory() {
 
     let (code, text) = run_in(empty.path(), &[], &["run", "Running → Succeeded"]);
     assert_eq!(code, 0, "{text}");
-    let last = text.lines().last().unwrap_or_default();
+    let last = closing_line(&text);
     assert!(
         last.starts_with("1 passed, 0 failed, ") && last.ends_with(" not selected"),
         "{text}"
@@ -104,10 +109,7 @@ fn a_failed_scenario_exits_1() {
     let (code, text) = run_in(dir.path(), &[], &["run", "--only-features", &features]);
     assert_eq!(code, 1, "{text}");
     assert!(
-        text.lines()
-            .last()
-            .unwrap_or_default()
-            .starts_with("0 passed, 1 failed"),
+        closing_line(&text).starts_with("0 passed, 1 failed"),
         "{text}"
     );
 }
@@ -218,10 +220,7 @@ fn two_runs_at_once_end_as_they_would_alone() {
         let (code, text) = run.join().unwrap();
         assert_eq!(code, 0, "{text}");
         assert!(
-            text.lines()
-                .last()
-                .unwrap_or_default()
-                .starts_with("1 passed, 0 failed"),
+            closing_line(&text).starts_with("1 passed, 0 failed"),
             "{text}"
         );
     }

@@ -2,27 +2,7 @@ use rstest::rstest;
 use serde_json::{Value, json};
 
 use super::*;
-use crate::config::Config;
-use crate::webhook::{Review, Webhooks};
-
-/// Webhooks that need no API server: the RBAC check is off.
-fn webhooks() -> Webhooks {
-    let mut config = Config::default();
-    config.appwrapper.user_rbac_admission_check = false;
-    let client =
-        kube::Client::try_from(kube::Config::new("http://127.0.0.1:9".parse().unwrap())).unwrap();
-    Webhooks::new(&config, client)
-}
-
-/// Webhooks with a default queue name and no RBAC check.
-fn webhooks_with_queue(queue: &str) -> Webhooks {
-    let mut config = Config::default();
-    config.appwrapper.user_rbac_admission_check = false;
-    config.appwrapper.default_queue_name = queue.into();
-    let client =
-        kube::Client::try_from(kube::Config::new("http://127.0.0.1:9".parse().unwrap())).unwrap();
-    Webhooks::new(&config, client)
-}
+use crate::webhook::Review;
 
 fn review(operation: &str, old: Option<Value>, new: Option<Value>) -> Review {
     let mut request = json!({

@@ -4,16 +4,7 @@
 use serde_json::{Value, json};
 
 use super::*;
-use crate::config::Config;
-use crate::webhook::{MUTATE_PATH, ServerOptions, VALIDATE_PATH, WebhookServer, Webhooks, serve};
-
-fn webhooks() -> Webhooks {
-    let mut config = Config::default();
-    config.appwrapper.user_rbac_admission_check = false;
-    let client =
-        kube::Client::try_from(kube::Config::new("http://127.0.0.1:9".parse().unwrap())).unwrap();
-    Webhooks::new(&config, client)
-}
+use crate::webhook::{MUTATE_PATH, ServerOptions, VALIDATE_PATH, WebhookServer, serve};
 
 /// Serves from `dir`, with a self-signed `tls.crt`/`tls.key` written there when `certs`.
 async fn start(dir: &std::path::Path, certs: bool) -> WebhookServer {
