@@ -22,7 +22,7 @@ use clap::{Parser, Subcommand};
     name = "awconf",
     version,
     about = "AppWrapper controller conformance on real Kubernetes with Kueue",
-    after_long_help = exit::HELP
+    after_long_help = exit::help()
 )]
 pub struct Cli {
     #[command(subcommand)]

@@ -45,7 +45,7 @@ pub enum ControllerArg {
 }
 
 #[derive(Args)]
-#[command(after_long_help = crate::cli::exit::HELP)]
+#[command(after_long_help = crate::cli::exit::help())]
 pub struct RunArgs {
     /// The cluster to run on.
     #[arg(long, env = "AWCONF_CLUSTER", value_enum, default_value_t = ClusterArg::Local)]
@@ -163,8 +163,7 @@ impl RunArgs {
             anyhow::ensure!(
                 !given || controller == mode,
                 "{flag} goes with --controller {}",
-                mode.to_possible_value()
-                    .map_or(String::new(), |v| v.get_name().to_string())
+                value_name(mode)
             );
             Ok(())
         };
@@ -184,24 +183,14 @@ impl RunArgs {
             "--controller-bin",
             ControllerArg::Process,
         )?;
-        let name = controller
-            .to_possible_value()
-            .map(|v| v.get_name().to_string());
-        options.controller = ControllerMode::parse(
-            name.as_deref().unwrap_or_default(),
-            command,
-            self.controller_bin,
-        )
-        .map_err(anyhow::Error::msg)?
-        .with_reference_version(self.appwrapper_version)
-        .with_image(self.image)
-        .with_namespace(self.namespace);
-        let cluster = self
-            .cluster
-            .to_possible_value()
-            .map(|v| v.get_name().to_string());
+        options.controller =
+            ControllerMode::parse(&value_name(controller), command, self.controller_bin)
+                .map_err(anyhow::Error::msg)?
+                .with_reference_version(self.appwrapper_version)
+                .with_image(self.image)
+                .with_namespace(self.namespace);
         options.cluster = ClusterChoice::parse(
-            cluster.as_deref().unwrap_or_default(),
+            &value_name(self.cluster),
             self.kubeconfig,
             self.context,
             self.install.as_deref(),
@@ -239,6 +228,14 @@ impl RunArgs {
         options.concurrency = self.concurrency;
         Ok(options)
     }
+}
+
+/// How the flag spells `value` (`in-cluster`): what the suite's own parsers take.
+fn value_name(value: impl ValueEnum) -> String {
+    value
+        .to_possible_value()
+        .map(|v| v.get_name().to_string())
+        .unwrap_or_default()
 }
 
 #[cfg(test)]
