@@ -33,6 +33,7 @@ pub fn println(line: &str) {
 /// A task of unknown length (a `go build`): a spinner with the time it has taken, or in a
 /// log a line at the start, one every 30 s and one at the end.
 pub struct Task {
+    bars: Option<&'static MultiProgress>,
     label: String,
     started: Instant,
     bar: Option<ProgressBar>,
@@ -41,9 +42,13 @@ pub struct Task {
 
 impl Task {
     pub fn start(label: &str, note: &str) -> Task {
+        Task::start_on(bars(), label, note)
+    }
+
+    fn start_on(bars: Option<&'static MultiProgress>, label: &str, note: &str) -> Task {
         let started = Instant::now();
         let label = label.to_string();
-        match bars() {
+        match bars {
             Some(bars) => {
                 let bar = bars.add(ProgressBar::new_spinner());
                 bar.set_style(
@@ -53,6 +58,7 @@ impl Task {
                 bar.set_message(format!("{label}: {note}"));
                 bar.enable_steady_tick(Duration::from_millis(120));
                 Task {
+                    bars: Some(bars),
                     label,
                     started,
                     bar: Some(bar),
@@ -69,6 +75,7 @@ impl Task {
                     }
                 });
                 Task {
+                    bars: None,
                     label,
                     started,
                     bar: None,
@@ -93,7 +100,7 @@ impl Task {
     fn stop(&mut self) {
         if let Some(bar) = self.bar.take() {
             bar.finish_and_clear();
-            if let Some(bars) = bars() {
+            if let Some(bars) = self.bars {
                 bars.remove(&bar);
             }
         }
@@ -119,7 +126,11 @@ pub struct Counter {
 
 impl Counter {
     pub fn start(total: u64, label: &str) -> Counter {
-        let bar = bars().map(|bars| {
+        Counter::start_on(bars(), total, label)
+    }
+
+    fn start_on(bars: Option<&'static MultiProgress>, total: u64, label: &str) -> Counter {
+        let bar = bars.map(|bars| {
             let bar = bars.add(ProgressBar::new(total));
             bar.set_style(
                 ProgressStyle::with_template(&format!(
@@ -157,20 +168,48 @@ impl Counter {
 
 #[cfg(test)]
 mod tests {
+    use indicatif::ProgressDrawTarget;
+
     use super::*;
 
-    /// Under `cargo test` stderr is captured, not a terminal: plain lines, no bars, and a
-    /// task's ticker thread ends with it.
+    fn hidden_terminal() -> &'static MultiProgress {
+        Box::leak(Box::new(MultiProgress::with_draw_target(
+            ProgressDrawTarget::hidden(),
+        )))
+    }
+
+    /// In a log: plain lines, and a task's ticker thread ends with it.
     #[test]
     fn off_a_terminal_tasks_and_counters_are_lines() {
-        assert!(bars().is_none());
-        let task = Task::start("[toolchain] etcd v3.6.16", "building");
+        let task = Task::start_on(None, "[toolchain] etcd v3.6.16", "building");
         assert!(task.bar.is_none() && task.ticker.is_some());
         assert!(task.finish("built") < Duration::from_secs(5));
-        let counter = Counter::start(2, "scenarios");
+        let counter = Counter::start_on(None, 2, "scenarios");
+        assert!(counter.bar.is_none());
         counter.advance("[1/2] passed a: b");
-        counter.finish();
-        let dropped = Task::start("x", "y");
+        drop(Task::start_on(None, "x", "y"));
+    }
+
+    /// On a terminal: a spinner that goes when the task ends (finished or dropped), and a
+    /// counter that counts.
+    #[test]
+    fn on_a_terminal_bars_come_and_go() {
+        let bars = hidden_terminal();
+        let task = Task::start_on(Some(bars), "[toolchain] etcd v3.6.16", "building");
+        let spinner = task.bar.clone().unwrap();
+        assert!(task.ticker.is_none());
+        task.finish("built");
+        assert!(spinner.is_finished());
+        let dropped = Task::start_on(Some(bars), "x", "y");
+        let spinner = dropped.bar.clone().unwrap();
         drop(dropped);
+        assert!(spinner.is_finished());
+
+        let counter = Counter::start_on(Some(bars), 2, "scenarios");
+        counter.advance("[1/2] passed a: b");
+        let bar = counter.bar.as_ref().unwrap();
+        assert_eq!((bar.position(), bar.length()), (1, Some(2)));
+        counter.finish();
+        assert!(bar.is_finished());
     }
 }

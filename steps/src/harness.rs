@@ -45,8 +45,9 @@ pub struct Harness {
     /// A few letters unique to this run, in its namespace names: a cluster that outlives the
     /// run may still be deleting the namespaces of the previous one.
     pub run_token: String,
-    /// Scenarios done of those selected, shown while the run goes.
-    pub progress: crate::suite_progress::SuiteProgress,
+    /// Scenarios done of those selected, shown while the run goes (none until the run says
+    /// how many: a bar made early would stay on the terminal).
+    pub progress: Option<crate::suite_progress::SuiteProgress>,
     counter: AtomicUsize,
 }
 
@@ -79,14 +80,14 @@ impl Harness {
             harness_log,
             kueue_upgrade: None,
             run_token: run_token(),
-            progress: crate::suite_progress::SuiteProgress::new(0),
+            progress: None,
             counter: AtomicUsize::new(0),
         }
     }
 
     /// Shows progress over `total` selected scenarios.
     pub fn with_progress(mut self, total: usize) -> Self {
-        self.progress = crate::suite_progress::SuiteProgress::new(total);
+        self.progress = Some(crate::suite_progress::SuiteProgress::new(total));
         self
     }
 
@@ -107,7 +108,9 @@ impl Harness {
     }
 
     pub fn record(&self, record: ScenarioRecord) {
-        self.progress.ended(&record);
+        if let Some(progress) = &self.progress {
+            progress.ended(&record);
+        }
         if let Ok(mut results) = self.results.lock() {
             results.push(record);
         }

@@ -65,10 +65,9 @@ pub async fn before(
     let serial = is_serial(mode, feature, rule, scenario);
     let own_controller = has_own_controller(mode, feature, rule, scenario);
     let upgrades_kueue = has_tag(feature, rule, scenario, crate::options::KUEUE_UPGRADE_TAG);
-    world
-        .h
-        .progress
-        .started(&format!("{}: {}", feature.name, scenario.name));
+    if let Some(progress) = &world.h.progress {
+        progress.started(&format!("{}: {}", feature.name, scenario.name));
+    }
     if let Err(e) = world
         .setup(
             &feature.name,

@@ -100,7 +100,9 @@ pub async fn run_plan(options: SuiteOptions, plan: Plan) -> anyhow::Result<Summa
     harness::install(Arc::clone(&harness));
     let not_selected = plan.not_selected();
     let run = run_features(&harness, plan, upgrade).await;
-    harness.progress.finish();
+    if let Some(progress) = &harness.progress {
+        progress.finish();
+    }
     harness::uninstall();
     Environment::down(
         &harness.controller,
