@@ -40,10 +40,16 @@ pub async fn run_plan(options: SuiteOptions, plan: Plan) -> anyhow::Result<Summa
     std::fs::create_dir_all(&options.report_dir)
         .with_context(|| format!("creating {}", options.report_dir.display()))?;
     if let Some(from) = kueue_from {
-        build_upgrade_releases(from, &options.kueue)
-            .await
-            .map_err(EnvironmentFailed::from)?;
+        println!(
+            "awconf: the upgrade scenario runs Kueue {from}, then upgrades it to {}",
+            options.kueue.label()
+        );
     }
+    crate::environment::toolchain::build(crate::environment::toolchain::needed(
+        &options, kueue_from,
+    ))
+    .await
+    .map_err(EnvironmentFailed::from)?;
 
     let environment = Environment::up(&options, kueue_from)
         .await
@@ -115,31 +121,6 @@ pub async fn run_plan(options: SuiteOptions, plan: Plan) -> anyhow::Result<Summa
     drop(keep);
     run?;
     summarize(&harness, started.elapsed(), not_selected)
-}
-
-/// Both ends of the upgrade, built before anything starts (later runs find them cached): a
-/// release that does not build stops the run here, and the upgrade scenario waits for no
-/// build while Kueue is down.
-async fn build_upgrade_releases(
-    from: clusters::kueue::KueueVersion,
-    to: &clusters::kueue::KueueSource,
-) -> anyhow::Result<()> {
-    println!(
-        "awconf: the upgrade scenario runs Kueue {from}, then upgrades it to {} (built on first use)",
-        to.label()
-    );
-    let releases = [clusters::kueue::KueueSource::Release(from), to.clone()];
-    tokio::task::spawn_blocking(move || {
-        let cache = clusters::toolchain::cache_dir();
-        for release in &releases {
-            release
-                .materialize(&cache)
-                .with_context(|| format!("building Kueue {}", release.label()))?;
-        }
-        anyhow::Ok(())
-    })
-    .await
-    .context("the Kueue build task failed")?
 }
 
 /// Runs cucumber over the plan's features.

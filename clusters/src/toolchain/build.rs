@@ -83,31 +83,44 @@ impl BuildLock {
     }
 }
 
-/// Builds several components concurrently, as many at once as memory allows.
+/// Builds several components concurrently, as many at once as memory allows: each free
+/// slot takes the next component in the order given, so put the longest builds first.
 pub fn build_all(components: &[Component], cache: &Path) -> Result<Vec<BuildReport>, BuildError> {
-    let slots = parallel_slots(available_memory_bytes());
-    let mut reports = Vec::new();
-    for chunk in components.chunks(slots) {
-        let results: Vec<_> = std::thread::scope(|scope| {
-            let handles: Vec<_> = chunk
-                .iter()
-                .map(|c| scope.spawn(move || ensure(c, cache)))
-                .collect();
-            handles.into_iter().map(|h| h.join()).collect()
-        });
-        for result in results {
-            match result {
-                Ok(report) => reports.push(report?),
-                Err(_) => {
-                    return Err(BuildError::Io(
-                        "build thread".into(),
-                        std::io::Error::other("a build thread panicked"),
-                    ));
-                }
-            }
-        }
-    }
-    Ok(reports)
+    let slots = parallel_slots(available_memory_bytes()).min(components.len().max(1));
+    let next = std::sync::atomic::AtomicUsize::new(0);
+    let results: Vec<(usize, Result<BuildReport, BuildError>)> = std::thread::scope(|scope| {
+        let workers: Vec<_> = (0..slots)
+            .map(|_| {
+                scope.spawn(|| {
+                    let mut done = Vec::new();
+                    loop {
+                        let i = next.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+                        let Some(component) = components.get(i) else {
+                            return done;
+                        };
+                        done.push((i, ensure(component, cache)));
+                    }
+                })
+            })
+            .collect();
+        workers
+            .into_iter()
+            .flat_map(|w| {
+                w.join().unwrap_or_else(|_| {
+                    vec![(
+                        usize::MAX,
+                        Err(BuildError::Io(
+                            "build thread".into(),
+                            std::io::Error::other("a build thread panicked"),
+                        )),
+                    )]
+                })
+            })
+            .collect()
+    });
+    let mut results = results;
+    results.sort_by_key(|(i, _)| *i);
+    results.into_iter().map(|(_, r)| r).collect()
 }
 
 /// A cold `go build` of kube-apiserver or Kueue peaks near 3 GB.
@@ -363,6 +376,27 @@ mod tests {
         assert_eq!(parallel_slots(Some(2 << 30)), 1);
         assert_eq!(parallel_slots(Some(7 << 30)), 2);
         assert_eq!(parallel_slots(Some(64 << 30)), 3);
+    }
+
+    #[test]
+    fn every_component_is_reported_once_in_the_order_given() {
+        let cache = tempfile::tempdir().unwrap();
+        let components = [
+            Component::kubernetes(),
+            Component::kueue("v0.19.2"),
+            Component::etcd(),
+            Component::kwok(),
+        ];
+        for component in &components {
+            std::fs::create_dir_all(component.dir(cache.path())).unwrap();
+            for binary in component.binaries() {
+                std::fs::write(component.binary(cache.path(), binary), "").unwrap();
+            }
+        }
+        let reports = build_all(&components, cache.path()).unwrap();
+        let reported: Vec<_> = reports.iter().map(|r| r.component.clone()).collect();
+        assert_eq!(reported, components);
+        assert!(reports.iter().all(|r| r.cached));
     }
 
     #[test]

@@ -5,6 +5,7 @@
 mod installed;
 mod local;
 mod remote;
+pub mod toolchain;
 
 use std::path::PathBuf;
 use std::time::Duration;

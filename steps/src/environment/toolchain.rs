@@ -1,0 +1,131 @@
+//! The pinned Go binaries a run needs, built together before anything starts: a cold first
+//! run builds them concurrently instead of one after the other as each part comes up, and a
+//! release that does not build stops the run before a cluster exists.
+
+use anyhow::Context as _;
+use clusters::kueue::{KueueSource, KueueVersion};
+use clusters::toolchain::{self, Component};
+
+use crate::options::{ClusterChoice, ControllerMode, SuiteOptions};
+
+/// What `options` will build on first use, longest build first (each free build slot takes
+/// the next one). Other clusters build their own parts when they install them.
+pub fn needed(options: &SuiteOptions, kueue_from: Option<KueueVersion>) -> Vec<Component> {
+    let mut needed = Vec::new();
+    if options.cluster == ClusterChoice::Local {
+        needed.push(Component::kubernetes());
+        if let KueueSource::Release(to) = &options.kueue {
+            needed.push(Component::kueue(&to.to_string()));
+        }
+        if let Some(from) = kueue_from {
+            needed.push(Component::kueue(&from.to_string()));
+        }
+        needed.push(Component::kwok());
+    }
+    if let ControllerMode::Reference { version } = &options.controller {
+        needed.push(Component::appwrapper(version));
+    }
+    if options.cluster == ClusterChoice::Local {
+        needed.push(Component::etcd());
+    }
+    needed
+}
+
+/// Builds what is missing from `needed` into the cache, with progress.
+pub async fn build(needed: Vec<Component>) -> anyhow::Result<()> {
+    let cache = toolchain::cache_dir();
+    if needed.iter().all(|c| c.is_built(&cache)) {
+        return Ok(());
+    }
+    let names: Vec<String> = needed.iter().map(|c| c.to_string()).collect();
+    println!(
+        "awconf: building on first use, at once where memory allows: {}",
+        names.join(", ")
+    );
+    tokio::task::spawn_blocking(move || toolchain::build_all(&needed, &cache))
+        .await
+        .context("the toolchain build task failed")?
+        .context("building the pinned toolchain")?;
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn names(options: &SuiteOptions, from: Option<KueueVersion>) -> Vec<String> {
+        needed(options, from)
+            .iter()
+            .map(|c| c.to_string())
+            .collect()
+    }
+
+    #[test]
+    fn the_local_cluster_builds_its_control_plane_and_both_ends_of_the_upgrade() {
+        let options = SuiteOptions {
+            kueue: KueueSource::Release(KueueVersion(0, 19, 2)),
+            ..SuiteOptions::default()
+        };
+        assert_eq!(
+            names(&options, Some(KueueVersion(0, 18, 4))),
+            [
+                "kubernetes v1.36.3",
+                "kueue v0.19.2",
+                "kueue v0.18.4",
+                "kwok v0.8.0",
+                "etcd v3.6.16"
+            ]
+        );
+        assert_eq!(
+            names(&options, None),
+            [
+                "kubernetes v1.36.3",
+                "kueue v0.19.2",
+                "kwok v0.8.0",
+                "etcd v3.6.16"
+            ]
+        );
+    }
+
+    #[test]
+    fn a_kueue_checkout_and_the_reference_operator() {
+        let options = SuiteOptions {
+            kueue: KueueSource::Checkout("/src/kueue".into()),
+            controller: ControllerMode::Reference {
+                version: "v1.2.2".into(),
+            },
+            ..SuiteOptions::default()
+        };
+        assert_eq!(
+            names(&options, None),
+            [
+                "kubernetes v1.36.3",
+                "kwok v0.8.0",
+                "appwrapper v1.2.2",
+                "etcd v3.6.16"
+            ]
+        );
+    }
+
+    #[test]
+    fn another_cluster_builds_only_the_reference_here() {
+        let options = SuiteOptions {
+            cluster: ClusterChoice::Existing {
+                kubeconfig: None,
+                context: None,
+                install: Vec::new(),
+                images: None,
+            },
+            controller: ControllerMode::Reference {
+                version: "v1.2.2".into(),
+            },
+            ..SuiteOptions::default()
+        };
+        assert_eq!(names(&options, None), ["appwrapper v1.2.2"]);
+        let embedded = SuiteOptions {
+            controller: ControllerMode::Embedded,
+            ..options
+        };
+        assert!(names(&embedded, None).is_empty());
+    }
+}
