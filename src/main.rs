@@ -1,7 +1,6 @@
 //! `awconf`: the AppWrapper conformance harness and its embedded cluster.
 
-mod cli;
-
+use awconf::cli;
 use clap::Parser;
 
 #[tokio::main]

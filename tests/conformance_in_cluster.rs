@@ -7,6 +7,7 @@
 
 use std::process::ExitCode;
 
+use awconf::cli::cargo_test::TestBinary;
 use clusters::install::Part;
 use clusters::{Cluster as _, LocalCluster, LocalOptions};
 use conformance_steps::{ClusterChoice, ControllerMode};
@@ -29,7 +30,11 @@ async fn main() -> ExitCode {
         }
     };
     let kubeconfig = cluster.kubeconfig().to_path_buf();
-    let code = conformance_steps::runner::main(|mut options| {
+    let code = TestBinary {
+        name: "conformance_in_cluster",
+        controller: None,
+    }
+    .main(|mut options| {
         options.cluster = ClusterChoice::Existing {
             kubeconfig: Some(kubeconfig),
             context: None,

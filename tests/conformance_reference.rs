@@ -2,14 +2,16 @@
 //! the suite is a specification only if an independent implementation passes it.
 //! `@extension` scenarios, our deliberate differences, are skipped and counted.
 
-use conformance_steps::ControllerMode;
+use awconf::cli::cargo_test::TestBinary;
+use awconf::cli::run::ControllerArg;
 
 #[tokio::main]
 async fn main() -> std::process::ExitCode {
-    conformance_steps::runner::main(|mut options| {
-        options.controller = ControllerMode::Reference {
-            version: clusters::toolchain::APPWRAPPER_DEFAULT.to_string(),
-        };
+    TestBinary {
+        name: "conformance_reference",
+        controller: Some(ControllerArg::Reference),
+    }
+    .main(|mut options| {
         options.report_dir = options.report_dir.join("reference");
         options
     })

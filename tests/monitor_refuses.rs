@@ -6,7 +6,8 @@
 
 use std::process::ExitCode;
 
-use conformance_steps::{FeatureSet, SuiteOptions, run_suite};
+use awconf::cli::cargo_test::TestBinary;
+use conformance_steps::{FeatureSet, run_suite};
 
 const FEATURE: &str = r#"Feature: A status no conforming controller writes
   Scenario: Succeeded while the quota is still reserved
@@ -56,7 +57,12 @@ async fn main() -> ExitCode {
 async fn refuses() -> anyhow::Result<()> {
     let features = tempfile::tempdir()?;
     std::fs::write(features.path().join("forged.feature"), FEATURE)?;
-    let mut options = SuiteOptions::from_env().map_err(anyhow::Error::msg)?;
+    // `awconf run`'s variables; the arguments are this test's filter, handled above.
+    let mut options = TestBinary {
+        name: "monitor_refuses",
+        controller: None,
+    }
+    .options(["monitor_refuses"])?;
     options.features = FeatureSet::Only(features.path().to_path_buf());
     options.filters.clear();
     options.tags = None;

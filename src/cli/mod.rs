@@ -1,6 +1,7 @@
 //! Command-line interface.
 
 mod bench;
+pub mod cargo_test;
 mod cluster;
 mod controller;
 pub mod exit;
@@ -10,7 +11,7 @@ mod kueue_source;
 #[cfg(test)]
 mod readme_tables;
 mod report;
-mod run;
+pub mod run;
 mod toolchain;
 
 use std::process::ExitCode;

@@ -63,7 +63,7 @@ pub struct RunArgs {
     install: Option<String>,
     /// The controller under test.
     #[arg(long, env = "AWCONF_CONTROLLER", value_enum, default_value_t = ControllerArg::Embedded)]
-    controller: ControllerArg,
+    pub(crate) controller: ControllerArg,
     /// With `--controller process`: our controller's binary (default: `appwrapper-controller`
     /// beside this executable).
     #[arg(long, env = "AWCONF_CONTROLLER_BIN", value_name = "PATH")]
@@ -155,7 +155,7 @@ impl RunArgs {
     }
 
     /// The suite's options: these flags (each over its environment variable) over `options`.
-    fn options(self, mut options: SuiteOptions) -> anyhow::Result<SuiteOptions> {
+    pub(crate) fn options(self, mut options: SuiteOptions) -> anyhow::Result<SuiteOptions> {
         let command = ExternalCommand::from_words(self.command)
             .or(self.controller_command.map(ExternalCommand::Shell));
         let controller = self.controller;

@@ -23,7 +23,6 @@ pub mod options;
 pub mod plan;
 pub mod reference;
 pub mod report;
-pub mod runner;
 pub mod steps;
 pub mod suite;
 pub mod suite_progress;
