@@ -60,9 +60,10 @@ pub async fn run_plan(options: SuiteOptions, plan: Plan) -> anyhow::Result<Summa
     let (slack, slowest) = crate::latency::calibrate(&environment.client)
         .await
         .map_err(EnvironmentFailed::from)?;
+    let probing = crate::latency::keep_probing(environment.client.clone());
     println!(
         "awconf: the slowest stand probe took {} ms; timing windows allow {}s more on their \
-         late side",
+         late side, more if the stand gets slower during the run",
         slowest.as_millis(),
         slack.as_secs()
     );
@@ -118,6 +119,7 @@ pub async fn run_plan(options: SuiteOptions, plan: Plan) -> anyhow::Result<Summa
     )
     .await;
     harness.monitor.stop();
+    probing.abort();
     drop(keep);
     run?;
     summarize(&harness, started.elapsed(), not_selected)
@@ -281,11 +283,13 @@ fn summarize(h: &Harness, duration: Duration, not_selected: usize) -> anyhow::Re
     .with_context(|| format!("writing {}", junit_path.display()))?;
     let context = format!(
         "controller under test: {}; Kueue {}; {} scenarios at most at once; timing windows \
-         allow {}s more on their late side (measured at the start){}",
+         allow {}s more on their late side (measured at the start; up to {}s while the stand was \
+         slower){}",
         h.options.controller.name(),
         h.options.kueue.label(),
         h.options.concurrency,
         crate::latency::slack().as_secs(),
+        crate::latency::peak_slack().as_secs(),
         match h.options.retries {
             0 => String::new(),
             1 => "; a failed scenario retried once".into(),

@@ -37,9 +37,12 @@ use crate::yaml;
 /// The slack for whole-second timestamps, on the late side only.
 const TRUNCATION: f64 = 1.0;
 
-/// How late past its window a change may come: the truncation and the stand's slack.
-fn late_slack() -> f64 {
-    TRUNCATION + crate::latency::slack().as_secs_f64()
+/// How late past its window a change may come: the truncation, and the stand's slack over the
+/// last `span` seconds (the time since the window's moment), so that a machine that got busier
+/// during the window is allowed for.
+fn late_slack(span: f64) -> f64 {
+    let span = std::time::Duration::from_secs_f64(span.max(0.0));
+    TRUNCATION + crate::latency::slack_over(span).as_secs_f64()
 }
 
 /// The moment a window is measured from.
@@ -168,9 +171,10 @@ pub struct Window {
 
 impl Window {
     /// Places a change known to have come after `after` (None: it was already there at the
-    /// first read) and by `by`, both in seconds since the moment. Fails only when the change
-    /// certainly came outside the window, or when it cannot tell.
-    pub fn place(&self, after: Option<f64>, by: f64) -> Result<(), String> {
+    /// first read) and by `by`, both in seconds since the moment, allowing `slack` seconds on
+    /// the late side. Fails only when the change certainly came outside the window, or when it
+    /// cannot tell.
+    pub fn place(&self, after: Option<f64>, by: f64, slack: f64) -> Result<(), String> {
         let (from, to) = (self.from as f64, self.to as f64);
         if by < from {
             return Err(format!(
@@ -179,11 +183,10 @@ impl Window {
             ));
         }
         match after {
-            Some(after) if after > to + late_slack() => Err(format!(
-                "it came after {after:.1}s, past the window of {}s to {}s (and {:.0}s of slack)",
-                self.from,
-                self.to,
-                late_slack()
+            Some(after) if after > to + slack => Err(format!(
+                "it came after {after:.1}s, past the window of {}s to {}s (and {slack:.0}s of \
+                 slack)",
+                self.from, self.to
             )),
             None if self.from > 0 => Err(format!(
                 "it was already so when the step began, {by:.1}s after: the step cannot tell \
@@ -194,9 +197,9 @@ impl Window {
         }
     }
 
-    /// Whether a read this many seconds after the moment is past the window.
-    fn is_over(&self, elapsed: f64) -> bool {
-        elapsed > self.to as f64 + late_slack()
+    /// Whether a read this many seconds after the moment is past the window and its slack.
+    fn is_over(&self, elapsed: f64, slack: f64) -> bool {
+        elapsed > self.to as f64 + slack
     }
 }
 
@@ -271,14 +274,17 @@ where
         match look().await {
             Ok(Check::Done(())) => {
                 let by = seconds_between(origin, Utc::now());
-                return window.place(last_miss, by).map(|()| by).map_err(context);
+                return window
+                    .place(last_miss, by, late_slack(by))
+                    .map(|()| by)
+                    .map_err(context);
             }
             Ok(Check::Never(why)) => return Err(context(why)),
-            Ok(Check::NotYet(seen)) if window.is_over(started) => {
+            Ok(Check::NotYet(seen)) if window.is_over(started, late_slack(started)) => {
                 return Err(context(format!("not so {started:.1}s after:\n{seen}")));
             }
             Ok(Check::NotYet(_)) => last_miss = Some(started),
-            Err(e) if window.is_over(started) => {
+            Err(e) if window.is_over(started, late_slack(started)) => {
                 return Err(context(format!("the cluster could not be read: {e:#}")));
             }
             Err(_) => {}
@@ -432,13 +438,17 @@ async fn unhealthy_between(
     let (since, name, window) = window_of(w, &subject, from, to, &since)?;
     let aw = w.existing(&name).await?;
     let elapsed = unhealthy_after(&aw, since).map_err(anyhow::Error::msg)?;
-    window.place(Some(elapsed), elapsed).map_err(|problem| {
-        anyhow::anyhow!(
-            "AppWrapper {name} became Unhealthy {elapsed:.0}s after it {}: {problem}\n{}",
-            since.describe(),
-            state_view(&aw)
-        )
-    })?;
+    let origin = since.of(&aw).map_err(anyhow::Error::msg)?;
+    let slack = late_slack(seconds_between(origin, Utc::now()));
+    window
+        .place(Some(elapsed), elapsed, slack)
+        .map_err(|problem| {
+            anyhow::anyhow!(
+                "AppWrapper {name} became Unhealthy {elapsed:.0}s after it {}: {problem}\n{}",
+                since.describe(),
+                state_view(&aw)
+            )
+        })?;
     w.note(format!(
         "{name} became Unhealthy {elapsed:.0}s after it {}",
         since.describe()
@@ -463,26 +473,40 @@ mod tests {
     #[test]
     fn a_change_inside_the_window_passes() {
         let window = Window { from: 5, to: 15 };
-        assert_eq!(window.place(Some(4.8), 5.2), Ok(()));
-        assert_eq!(window.place(Some(15.9), 16.1), Ok(()));
+        assert_eq!(window.place(Some(4.8), 5.2, TRUNCATION), Ok(()));
+        assert_eq!(window.place(Some(15.9), 16.1, TRUNCATION), Ok(()));
     }
 
     #[test]
     fn a_change_that_certainly_came_early_or_late_fails() {
         let window = Window { from: 5, to: 15 };
-        let early = window.place(Some(3.0), 4.9).unwrap_err();
+        let early = window.place(Some(3.0), 4.9, TRUNCATION).unwrap_err();
         assert!(early.contains("before the window"), "{early}");
-        let late = window.place(Some(16.2), 16.4).unwrap_err();
+        let late = window.place(Some(16.2), 16.4, TRUNCATION).unwrap_err();
         assert!(late.contains("past the window"), "{late}");
+        assert_eq!(
+            window.place(Some(16.2), 16.4, 3.0),
+            Ok(()),
+            "a busier stand"
+        );
+        assert!(!window.is_over(17.9, 3.0) && window.is_over(18.1, 3.0));
     }
 
     #[test]
     fn a_change_already_there_proves_no_lower_bound() {
         let window = Window { from: 5, to: 15 };
-        let err = window.place(None, 7.0).unwrap_err();
+        let err = window.place(None, 7.0, TRUNCATION).unwrap_err();
         assert!(err.contains("cannot tell"), "{err}");
-        assert!(window.place(None, 4.0).unwrap_err().contains("before"));
-        assert_eq!(Window { from: 0, to: 5 }.place(None, 1.0), Ok(()));
+        assert!(
+            window
+                .place(None, 4.0, TRUNCATION)
+                .unwrap_err()
+                .contains("before")
+        );
+        assert_eq!(
+            Window { from: 0, to: 5 }.place(None, 1.0, TRUNCATION),
+            Ok(())
+        );
     }
 
     #[test]
