@@ -144,7 +144,7 @@ fn build(component: &Component, cache: &Path) -> Result<(), BuildError> {
     };
     let io = |what: &str, e| BuildError::Io(format!("{component}: {what}"), e);
     let final_dir = component.dir(cache);
-    let partial = final_dir.with_extension("partial");
+    let partial = partial_dir(&final_dir);
     let logs = cache.join("logs");
     std::fs::create_dir_all(&logs).map_err(|e| io("create cache", e))?;
     let log_path = logs.join(format!(
@@ -176,6 +176,14 @@ fn build(component: &Component, cache: &Path) -> Result<(), BuildError> {
     let _ = std::fs::remove_dir_all(&final_dir);
     std::fs::rename(&partial, &final_dir).map_err(|e| io("move into cache", e))?;
     Ok(())
+}
+
+/// Where a build goes until it is verified: `v0.19.2.partial`, never `v0.19.partial`
+/// (`with_extension` would take `.2` for an extension and let v0.19.2 and v0.19.3 collide).
+fn partial_dir(final_dir: &Path) -> PathBuf {
+    let mut name = final_dir.file_name().unwrap_or_default().to_os_string();
+    name.push(".partial");
+    final_dir.with_file_name(name)
 }
 
 fn go_command(module: &Path) -> Command {
@@ -376,6 +384,12 @@ mod tests {
         assert_eq!(parallel_slots(Some(2 << 30)), 1);
         assert_eq!(parallel_slots(Some(7 << 30)), 2);
         assert_eq!(parallel_slots(Some(64 << 30)), 3);
+    }
+
+    #[test]
+    fn a_partial_build_keeps_the_whole_version_in_its_name() {
+        let dir = Component::kueue("v0.19.2").dir(Path::new("/c"));
+        assert_eq!(partial_dir(&dir), Path::new("/c/bin/kueue/v0.19.2.partial"));
     }
 
     #[test]
