@@ -18,6 +18,7 @@ type request struct {
 }
 
 func main() {
+	go exitWithParent()
 	in := bufio.NewScanner(os.Stdin)
 	in.Buffer(make([]byte, 1<<20), 64<<20)
 	out := bufio.NewWriter(os.Stdout)
@@ -55,5 +56,16 @@ func main() {
 	if err := in.Err(); err != nil {
 		fmt.Fprintf(os.Stderr, "go-oracle: %v\n", err)
 		os.Exit(2)
+	}
+}
+
+// A fuzzer that libFuzzer kills for a timeout leaves the oracle computing (ParseQuantity on a
+// huge exponent takes minutes); it must not outlive its parent.
+func exitWithParent() {
+	parent := os.Getppid()
+	for range time.Tick(time.Second) {
+		if os.Getppid() != parent {
+			os.Exit(3)
+		}
 	}
 }
