@@ -23,11 +23,7 @@ fuzz_target!(|data: &[u8]| {
     match &rust {
         Ok(map) => {
             assert!(go.ok, "Rust resolves {path:?}, Go says {}", go.error);
-            assert_eq!(
-                &Value::Object((*map).clone()),
-                &go.value,
-                "value at {path:?}"
-            );
+            assert_eq!(as_go_sees_it(map), go.value, "value at {path:?}");
         }
         Err(e) => {
             assert!(!go.ok, "Rust refuses {path:?} ({e}), Go resolves it");
@@ -42,3 +38,10 @@ fuzz_target!(|data: &[u8]| {
         (found, expected) => panic!("mutable walk of {path:?}: {found:?}, shared: {expected:?}"),
     }
 });
+
+/// The map as it comes back from Go: Go keeps each number's text, and serde_json reads a float's
+/// text a last bit differently from the value it was written from (8.8888881e36).
+fn as_go_sees_it(map: &serde_json::Map<String, Value>) -> Value {
+    let text = serde_json::to_string(map).expect("a map encodes");
+    serde_json::from_str(&text).expect("an encoded map decodes")
+}
