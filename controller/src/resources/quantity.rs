@@ -9,6 +9,8 @@ pub enum QuantityError {
     Format,
     #[error("unable to parse quantity's suffix")]
     Suffix,
+    #[error("unable to parse numeric part of quantity")]
+    Numeric,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -32,7 +34,8 @@ const DECIMAL_SI: [&str; 10] = ["n", "u", "m", "", "k", "M", "G", "T", "P", "E"]
 const BINARY_SI: [&str; 6] = ["Ki", "Mi", "Gi", "Ti", "Pi", "Ei"];
 
 /// Parses with the reference's (lenient) grammar: `<sign>?<digits>?(.<digits>?)?<suffix>`,
-/// where an empty number counts as zero (so `"."`, `"-"` and `"Ki"` are valid zeros).
+/// where an empty number counts as zero (so `"."`, `"-"` and `"Ki"` are valid zeros) unless
+/// its suffix is one of [`digitless_is_numeric_error`]'s.
 pub fn parse_quantity(s: &str) -> Result<Quantity, QuantityError> {
     if s.is_empty() {
         return Err(QuantityError::Format);
@@ -79,6 +82,9 @@ pub fn parse_quantity(s: &str) -> Result<Quantity, QuantityError> {
             return Err(QuantityError::Suffix);
         }
     }
+    if significant.is_empty() && fraction.is_empty() && digitless_is_numeric_error(suffix) {
+        return Err(QuantityError::Numeric);
+    }
     if significant.is_empty() {
         significant = "0";
     }
@@ -87,6 +93,25 @@ pub fn parse_quantity(s: &str) -> Result<Quantity, QuantityError> {
         .chain(fraction.bytes())
         .all(|b| b == b'0');
     Ok(Quantity { negative, zero })
+}
+
+/// Go reads a number without digits as 0 on its int64 fast path, but fails with ErrNumeric
+/// when the suffix sends it to the `inf.Dec` path, which wants a digit. That path is taken by
+/// the binary suffixes whose precision estimate `15 - 1 - int32(float32(exp)*3/10) - 1` is
+/// negative (`Pi`, `Ei`), and by decimal exponents below -9 (nano), the exponent truncated to
+/// an int32 as Go does.
+fn digitless_is_numeric_error(suffix: &str) -> bool {
+    if matches!(suffix, "Pi" | "Ei") {
+        return true;
+    }
+    if DECIMAL_SI.contains(&suffix) || BINARY_SI.contains(&suffix) {
+        return false;
+    }
+    let exponent = suffix
+        .get(1..)
+        .and_then(|e| e.parse::<i64>().ok())
+        .unwrap_or(0);
+    (exponent as i32) < -9
 }
 
 fn valid_suffix(suffix: &str) -> bool {
@@ -125,6 +150,12 @@ mod tests {
     #[case("-", true)]
     #[case("Ki", true)]
     #[case("-8", false)]
+    #[case::digitless_tebi_binary("Ti", true)]
+    #[case::digitless_nano(".n", true)]
+    #[case::digitless_exponent_nano("e-9", true)]
+    #[case::digitless_int32_wraps_to_zero("e4294967296", true)]
+    #[case::digits_below_nano("1e-10", false)]
+    #[case::digits_peta_binary("0Pi", true)]
     fn parses_valid_quantities(#[case] input: &str, #[case] zero: bool) {
         assert_eq!(parse_quantity(input).map(|q| q.is_zero()), Ok(zero));
     }
@@ -139,6 +170,11 @@ mod tests {
     #[case("1ki", QuantityError::Suffix)]
     #[case("1e", QuantityError::Suffix)]
     #[case("1KiB", QuantityError::Format)]
+    #[case::digitless_peta_binary("Pi", QuantityError::Numeric)]
+    #[case::digitless_exa_binary("-.Ei", QuantityError::Numeric)]
+    #[case::digitless_below_nano("e-10", QuantityError::Numeric)]
+    #[case::digitless_below_nano_upper("+.E-10", QuantityError::Numeric)]
+    #[case::digitless_int32_wraps_below_nano("e4294967286", QuantityError::Numeric)]
     fn rejects_malformed_quantities(#[case] input: &str, #[case] error: QuantityError) {
         assert_eq!(parse_quantity(input), Err(error));
     }

@@ -11,18 +11,12 @@ mod update;
 use serde_json::{Value, json};
 
 use crate::api::AppWrapper;
-use crate::config::Config;
 use crate::webhook::Webhooks;
 
 /// Webhooks that need no API server (the RBAC check is off), with `queue` as the default
 /// queue name (none when empty).
 pub fn webhooks_with_queue(queue: &str) -> Webhooks {
-    let mut config = Config::default();
-    config.appwrapper.user_rbac_admission_check = false;
-    config.appwrapper.default_queue_name = queue.into();
-    let client =
-        kube::Client::try_from(kube::Config::new("http://127.0.0.1:9".parse().unwrap())).unwrap();
-    Webhooks::new(&config, client)
+    Webhooks::without_access_review(queue)
 }
 
 pub fn webhooks() -> Webhooks {

@@ -1,0 +1,3 @@
+//! What the fuzz targets share: the Go oracle, and the text formats of their inputs.
+
+pub mod oracle;
