@@ -50,30 +50,41 @@ fuzz_target!(|data: &[u8]| {
             value.min(ceiling).to_std()
         }
     };
-    assert_eq!(
-        ft.admission_grace_period,
-        clamped(ADMISSION_GRACE_PERIOD, config.admission_grace_period)
-    );
-    assert_eq!(
-        ft.warmup_grace_period,
-        clamped(WARMUP_GRACE_PERIOD, config.warmup_grace_period)
-    );
-    assert_eq!(
-        ft.failure_grace_period,
-        clamped(FAILURE_GRACE_PERIOD, config.failure_grace_period)
-    );
-    assert_eq!(
-        ft.retry_pause_period,
-        clamped(RETRY_PAUSE_PERIOD, config.reset_pause)
-    );
-    assert_eq!(
-        ft.forceful_deletion_grace_period,
-        clamped(FORCEFUL_DELETION_GRACE_PERIOD, config.deletion_grace_period)
-    );
-    assert_eq!(
-        ft.deletion_on_failure_grace_period,
-        clamped(DELETION_ON_FAILURE_GRACE_PERIOD, GoDuration::ZERO)
-    );
+    let periods = [
+        (
+            ft.admission_grace_period,
+            ADMISSION_GRACE_PERIOD,
+            config.admission_grace_period,
+        ),
+        (
+            ft.warmup_grace_period,
+            WARMUP_GRACE_PERIOD,
+            config.warmup_grace_period,
+        ),
+        (
+            ft.failure_grace_period,
+            FAILURE_GRACE_PERIOD,
+            config.failure_grace_period,
+        ),
+        (
+            ft.retry_pause_period,
+            RETRY_PAUSE_PERIOD,
+            config.reset_pause,
+        ),
+        (
+            ft.forceful_deletion_grace_period,
+            FORCEFUL_DELETION_GRACE_PERIOD,
+            config.deletion_grace_period,
+        ),
+        (
+            ft.deletion_on_failure_grace_period,
+            DELETION_ON_FAILURE_GRACE_PERIOD,
+            GoDuration::ZERO,
+        ),
+    ];
+    for (got, key, default) in periods {
+        assert_eq!(got, clamped(key, default), "{key}");
+    }
 
     let ttl_ceiling = config.success_ttl_ceiling;
     let success_ttl = match annotations
