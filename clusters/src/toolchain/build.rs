@@ -86,41 +86,42 @@ impl BuildLock {
 /// Builds several components concurrently, as many at once as memory allows: each free
 /// slot takes the next component in the order given, so put the longest builds first.
 pub fn build_all(components: &[Component], cache: &Path) -> Result<Vec<BuildReport>, BuildError> {
+    use std::sync::OnceLock;
+    use std::sync::atomic::{AtomicUsize, Ordering};
     let slots = parallel_slots(available_memory_bytes()).min(components.len().max(1));
-    let next = std::sync::atomic::AtomicUsize::new(0);
-    let results: Vec<(usize, Result<BuildReport, BuildError>)> = std::thread::scope(|scope| {
+    let next = AtomicUsize::new(0);
+    let results: Vec<OnceLock<Result<BuildReport, BuildError>>> =
+        components.iter().map(|_| OnceLock::new()).collect();
+    std::thread::scope(|scope| {
         let workers: Vec<_> = (0..slots)
             .map(|_| {
                 scope.spawn(|| {
-                    let mut done = Vec::new();
                     loop {
-                        let i = next.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+                        let i = next.fetch_add(1, Ordering::SeqCst);
                         let Some(component) = components.get(i) else {
-                            return done;
+                            break;
                         };
-                        done.push((i, ensure(component, cache)));
+                        let _ = results[i].set(ensure(component, cache));
                     }
                 })
             })
             .collect();
-        workers
-            .into_iter()
-            .flat_map(|w| {
-                w.join().unwrap_or_else(|_| {
-                    vec![(
-                        usize::MAX,
-                        Err(BuildError::Io(
-                            "build thread".into(),
-                            std::io::Error::other("a build thread panicked"),
-                        )),
-                    )]
-                })
-            })
-            .collect()
+        // A worker that panicked leaves its component without a result, reported below.
+        for worker in workers {
+            let _ = worker.join();
+        }
     });
-    let mut results = results;
-    results.sort_by_key(|(i, _)| *i);
-    results.into_iter().map(|(_, r)| r).collect()
+    results
+        .into_iter()
+        .map(|result| {
+            result.into_inner().unwrap_or_else(|| {
+                Err(BuildError::Io(
+                    "build thread".into(),
+                    std::io::Error::other("a build thread panicked"),
+                ))
+            })
+        })
+        .collect()
 }
 
 /// A cold `go build` of kube-apiserver or Kueue peaks near 3 GB.
