@@ -11,7 +11,7 @@ use clap::{Arg, ArgAction, Args as _, FromArgMatches as _};
 use conformance_steps::{Plan, SuiteOptions, run_plan};
 
 use super::exit::Exit;
-use super::run::{ControllerArg, RunArgs};
+use super::run::{ControllerArg, RunArgs, report};
 
 /// Flags cargo or an IDE passes to a test binary.
 const CARGO_TEST_FLAGS: &[&str] = &["nocapture", "show-output", "exact", "quiet"];
@@ -81,14 +81,7 @@ impl TestBinary {
         match outcome {
             Ok(summary) => {
                 println!();
-                for line in summary.report_lines() {
-                    println!("{line}");
-                }
-                if summary.success() {
-                    Exit::Passed.into()
-                } else {
-                    Exit::Failed.into()
-                }
+                report(&summary)
             }
             Err(e) => self.stop(&e),
         }

@@ -6,7 +6,9 @@ use std::process::ExitCode;
 use clap::{Args, ValueEnum};
 use clusters::install::Part;
 use conformance_steps::options::ExternalCommand;
-use conformance_steps::{ClusterChoice, ControllerMode, FeatureSet, Plan, SuiteOptions, run_plan};
+use conformance_steps::{
+    ClusterChoice, ControllerMode, FeatureSet, Plan, SuiteOptions, Summary, run_plan,
+};
 
 use crate::cli::exit::Exit;
 
@@ -144,14 +146,7 @@ impl RunArgs {
         );
         conformance_steps::logging::init(&options.report_dir);
         let summary = run_plan(options, plan).await?;
-        for line in summary.report_lines() {
-            println!("{line}");
-        }
-        Ok(if summary.success() {
-            Exit::Passed.into()
-        } else {
-            Exit::Failed.into()
-        })
+        Ok(report(&summary))
     }
 
     /// The suite's options: these flags (each over its environment variable) over `options`.
@@ -227,6 +222,18 @@ impl RunArgs {
         options.keep_on_failure = self.keep_on_failure;
         options.concurrency = self.concurrency;
         Ok(options)
+    }
+}
+
+/// Prints a run's closing lines (`N passed, N failed` last) and gives its exit code.
+pub(crate) fn report(summary: &Summary) -> ExitCode {
+    for line in summary.report_lines() {
+        println!("{line}");
+    }
+    if summary.success() {
+        Exit::Passed.into()
+    } else {
+        Exit::Failed.into()
     }
 }
 
