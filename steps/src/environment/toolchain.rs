@@ -14,7 +14,8 @@ pub fn needed(options: &SuiteOptions, kueue_from: Option<KueueVersion>) -> Vec<C
     let mut needed = Vec::new();
     if options.cluster == ClusterChoice::Local {
         needed.push(Component::kubernetes());
-        if let KueueSource::Release(to) = &options.kueue {
+        // A binary built elsewhere still takes its manifests from the release it is closest to.
+        if let KueueSource::Release(to) | KueueSource::Binary { version: to, .. } = &options.kueue {
             needed.push(Component::kueue(&to.to_string()));
         }
         if let Some(from) = kueue_from {
@@ -105,6 +106,19 @@ mod tests {
                 "etcd v3.6.16"
             ]
         );
+    }
+
+    #[test]
+    fn a_kueue_binary_built_elsewhere_still_needs_its_release() {
+        let options = SuiteOptions {
+            kueue: KueueSource::Binary {
+                binary: "/opt/kueue".into(),
+                crds: "/opt/crds".into(),
+                version: KueueVersion(0, 18, 4),
+            },
+            ..SuiteOptions::default()
+        };
+        assert!(names(&options, None).contains(&"kueue v0.18.4".to_string()));
     }
 
     #[test]
