@@ -254,6 +254,56 @@ Feature: Admission of AppWrappers
     When "limited-user" tries to create it
     Then it is refused with "User limited-user is not authorized to create deployments" at "spec.components[0].template"
 
+  @serial
+  Scenario: The default queue name queues an AppWrapper that names no queue; a named queue wins
+    # Spec §6.2 step 1: with defaultQueueName configured, the mutating webhook adds the
+    # queue-name label on create unless the creator set one. The label hands the AppWrapper to
+    # Kueue, which admits it through that LocalQueue; without the label it would not be Kueue's
+    # and would get no Workload. The controller is restarted with the setting (and with the
+    # run's settings after the scenario), so the scenario runs alone.
+    Given the controller is configured with the default queue name "${queue}"
+    And an AppWrapper "unnamed" wrapping a Pod
+    When I try to create it
+    Then it is accepted
+    And it matches:
+      """
+      metadata:
+        labels: {kueue.x-k8s.io/queue-name: ${queue}}
+      """
+    And it reaches phase Running within 30 seconds
+    And its workload matches:
+      """
+      spec: {queueName: ${queue}}
+      status:
+        conditions:
+        - {type: Admitted, status: "True"}
+      """
+    Given an AppWrapper "named" defined by:
+      """
+      metadata:
+        labels: {kueue.x-k8s.io/queue-name: elsewhere}
+      spec:
+        components:
+          - template:
+              apiVersion: v1
+              kind: Pod
+              metadata: {name: p}
+              spec:
+                containers: [{name: c, image: busybox}]
+      """
+    When I try to create it
+    Then it is accepted
+    And it matches:
+      """
+      metadata:
+        labels: {kueue.x-k8s.io/queue-name: elsewhere}
+      """
+    And its workload matches within 30 seconds:
+      """
+      spec: {queueName: elsewhere}
+      """
+    And it reaches phase Suspended within 30 seconds
+
   Scenario: The user labels name the creator, whatever the creator wrote there
     # Spec §6.2 step 2: the requester's sanitized name and UID overwrite the creator's values
     # (an impersonated user has no UID). An update by someone else keeps them.

@@ -106,13 +106,7 @@ impl Stand {
         } = self;
         if let Some(environment) = environment {
             let controller = tokio::sync::Mutex::new(environment.controller);
-            Environment::down(
-                &controller,
-                environment.webhook_server,
-                environment.restore,
-                &environment.client,
-            )
-            .await;
+            Environment::down(&controller, environment.restore, &environment.client).await;
             drop(environment.keep);
         }
         let stopping = tokio::task::spawn_blocking(move || {

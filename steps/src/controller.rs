@@ -11,12 +11,15 @@ use appwrapper_controller::config::Config;
 use appwrapper_controller::duration::GoDuration;
 use appwrapper_controller::metrics::Metrics;
 use appwrapper_controller::run::Handle;
+use appwrapper_controller::webhook::WebhookServer;
 use clusters::install::scale::Workload;
 use clusters::process::Process;
 
+use crate::operator_config::Placement;
 use crate::options::mode::{WEBHOOK_CERT_DIR, WEBHOOK_PORT};
 use crate::options::{ControllerMode, ExternalCommand};
 use crate::webhook::WebhookEndpoint;
+use clusters::install::controller::manifests::CONFIG_MAP;
 
 /// The suite's fault-tolerance defaults: seconds instead of minutes, so that a scenario that
 /// does not set an annotation still finishes quickly. `gracePeriodCeiling` is low too, so that
@@ -62,6 +65,9 @@ pub struct ControllerUnderTest {
     workload: Option<Workload>,
     /// The label selector of the AppWrappers it reconciles (`None`: all).
     selector: Option<String>,
+    /// The embedded controller's webhook server, served in this process: it outlives a stop
+    /// or a kill of the controller, like a separate webhook deployment.
+    webhook_server: Option<WebhookServer>,
 }
 
 impl Drop for ControllerUnderTest {
@@ -81,9 +87,7 @@ impl ControllerUnderTest {
         report_dir: &Path,
     ) -> anyhow::Result<Self> {
         let config_path = report_dir.join("controller-config.yaml");
-        let text = serde_saphyr::to_string(&config).context("rendering the controller config")?;
-        std::fs::write(&config_path, text)
-            .with_context(|| format!("writing {}", config_path.display()))?;
+        write_config(&config, &config_path)?;
         if let ControllerMode::External { .. } = mode {
             write_operator_config(&config, &operator_config_path(report_dir))?;
         }
@@ -99,6 +103,7 @@ impl ControllerUnderTest {
             certificate_mount: None,
             workload: None,
             selector: None,
+            webhook_server: None,
         })
     }
 
@@ -145,6 +150,13 @@ impl ControllerUnderTest {
         self.workload = Some(workload);
         self.running = Some(Running::InCluster);
         self.starts = 1;
+        self
+    }
+
+    /// The embedded controller's webhooks are served by `server` (at [`Self::with_webhook`]'s
+    /// endpoint).
+    pub fn with_webhook_server(mut self, server: WebhookServer) -> Self {
+        self.webhook_server = Some(server);
         self
     }
 
@@ -352,11 +364,103 @@ impl ControllerUnderTest {
 }
 
 impl ControllerUnderTest {
+    /// Takes `config` for its next start: its configuration files are written again and, for
+    /// a controller that reads the operator's ConfigMap (the reference, one in a cluster), that
+    /// ConfigMap. The embedded webhook server is served again with it at once; a controller
+    /// that serves its own webhooks takes it when it is restarted.
+    pub async fn reconfigure(
+        &mut self,
+        client: &kube::Client,
+        config: Config,
+    ) -> anyhow::Result<()> {
+        write_config(&config, &self.config_path)?;
+        match &self.mode {
+            ControllerMode::Embedded => {
+                if let Some(server) = self.webhook_server.take() {
+                    server.stop().await;
+                    let endpoint = self
+                        .webhook
+                        .as_ref()
+                        .context("the embedded webhook server's endpoint is not known")?;
+                    self.webhook_server = Some(endpoint.serve(&config, client.clone()).await?);
+                }
+            }
+            ControllerMode::Process { .. } => {}
+            ControllerMode::External { .. } => {
+                if let Some(dir) = self.config_path.parent() {
+                    write_operator_config(&config, &operator_config_path(dir))?;
+                }
+            }
+            ControllerMode::Reference { .. } => {
+                let cert_dir = PathBuf::from(crate::reference::CERT_DIR);
+                let placement = Placement::Beside {
+                    cert_dir: &cert_dir,
+                    namespace: crate::reference::NAMESPACE,
+                };
+                write_config_map(client, &config, crate::reference::NAMESPACE, &placement).await?;
+            }
+            ControllerMode::InCluster { .. } | ControllerMode::Installed { .. } => {
+                let namespace = self.in_cluster()?.namespace.clone();
+                let placement = Placement::InCluster {
+                    namespace: &namespace,
+                };
+                write_config_map(client, &config, &namespace, &placement).await?;
+            }
+        }
+        self.config = config;
+        Ok(())
+    }
+
+    /// Restarts it with `config` and waits until its webhooks answer with it.
+    pub async fn restart_with(
+        &mut self,
+        client: &kube::Client,
+        watch_client: &kube::Client,
+        config: Config,
+    ) -> anyhow::Result<()> {
+        self.reconfigure(client, config).await?;
+        self.stop().await?;
+        self.start(watch_client).await?;
+        crate::webhook::wait_until_effective(client, || self.exit_report()).await
+    }
+
+    /// Stops the embedded webhook server, at the end of the run.
+    pub async fn stop_webhook_server(&mut self) {
+        if let Some(server) = self.webhook_server.take() {
+            server.stop().await;
+        }
+    }
+
     fn in_cluster(&self) -> anyhow::Result<&Workload> {
         self.workload
             .as_ref()
             .context("the in-cluster controller's Deployment is not known (with_workload)")
     }
+}
+
+/// Our controller's configuration file (`--config-file`, `{config}`).
+fn write_config(config: &Config, path: &Path) -> anyhow::Result<()> {
+    let text = serde_saphyr::to_string(config).context("rendering the controller config")?;
+    std::fs::write(path, text).with_context(|| format!("writing {}", path.display()))
+}
+
+/// The operator's ConfigMap in `namespace`, which the reference (and ours in a cluster)
+/// reads when it starts.
+async fn write_config_map(
+    client: &kube::Client,
+    config: &Config,
+    namespace: &str,
+    placement: &Placement<'_>,
+) -> anyhow::Result<()> {
+    let settings = crate::operator_config::operator_config(config, placement)?;
+    let config_map = serde_json::json!({
+        "apiVersion": "v1", "kind": "ConfigMap",
+        "metadata": { "name": CONFIG_MAP, "namespace": namespace },
+        "data": { "config.yaml": crate::yaml::render(&settings) },
+    });
+    clusters::install::apply::apply(client, &config_map)
+        .await
+        .with_context(|| format!("writing the settings into {namespace}/{CONFIG_MAP}"))
 }
 
 /// An external command with the run's paths in place of its placeholders.

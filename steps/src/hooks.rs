@@ -145,7 +145,16 @@ async fn finish(w: &mut AwWorld, text: ScenarioText, step_failure: Option<String
         }
     } else {
         let mut controller = w.h.controller.lock().await;
-        if !controller.is_running()
+        if let Some(settings) = w.settings_to_restore.take() {
+            if let Err(e) = controller
+                .restart_with(&w.h.client, &w.h.watch_client, settings)
+                .await
+            {
+                problems.push(format!(
+                    "the controller could not be restarted with the run's settings: {e:#}"
+                ));
+            }
+        } else if !controller.is_running()
             && let Err(e) = controller.start(&w.h.watch_client).await
         {
             problems.push(format!("the controller could not be started again: {e:#}"));

@@ -79,7 +79,6 @@ pub async fn run_plan(options: SuiteOptions, plan: Plan) -> anyhow::Result<Summa
         watch_client,
         kueue_log,
         controller,
-        webhook_server,
         restore,
         capabilities,
         kueue,
@@ -111,13 +110,7 @@ pub async fn run_plan(options: SuiteOptions, plan: Plan) -> anyhow::Result<Summa
         progress.finish();
     }
     harness::uninstall();
-    Environment::down(
-        &harness.controller,
-        webhook_server,
-        restore,
-        &harness.watch_client,
-    )
-    .await;
+    Environment::down(&harness.controller, restore, &harness.watch_client).await;
     harness.monitor.stop();
     probing.abort();
     drop(keep);

@@ -78,6 +78,9 @@ pub struct AwWorld {
     /// The controller of this scenario's AppWrappers alone (`@own-controller`, where the mode
     /// allows): the one its steps stop, kill and restart.
     pub own_controller: Option<ControllerUnderTest>,
+    /// The shared controller's settings before a step changed them, put back after the
+    /// scenario.
+    pub settings_to_restore: Option<appwrapper_controller::config::Config>,
     /// The moments timing windows were measured from, by AppWrapper and kind (see
     /// [`crate::steps::windows`]): a later window may need one its condition no longer shows.
     pub moments: std::sync::Mutex<BTreeMap<(String, String), chrono::DateTime<chrono::Utc>>>,
@@ -128,6 +131,7 @@ impl AwWorld {
             upgrades_kueue: false,
             pods_before_upgrade: BTreeMap::new(),
             own_controller: None,
+            settings_to_restore: None,
             moments: std::sync::Mutex::default(),
         })
     }

@@ -70,32 +70,51 @@ pub async fn accept_loop(
             tcp,
             peer,
             app.clone(),
+            stopped.clone(),
         ));
     }
 }
 
+/// Serves one connection until the client closes it or the server stops: then it finishes
+/// the request in flight and closes, so that a client's pooled connection does not keep
+/// reaching a server that was stopped (or replaced by one with other settings).
 async fn serve_connection(
     what: &'static str,
     acceptor: TlsAcceptor,
     tcp: tokio::net::TcpStream,
     peer: SocketAddr,
     app: Router,
+    mut stopped: watch::Receiver<bool>,
 ) {
-    let tls = match acceptor.accept(tcp).await {
-        Ok(tls) => tls,
-        Err(e) => {
-            tracing::debug!("{what} TLS handshake with {peer}: {e}");
-            return;
-        }
+    let tls = tokio::select! {
+        () = until_stopped(&mut stopped) => return,
+        accepted = acceptor.accept(tcp) => match accepted {
+            Ok(tls) => tls,
+            Err(e) => {
+                tracing::debug!("{what} TLS handshake with {peer}: {e}");
+                return;
+            }
+        },
     };
     let service = TowerToHyperService::new(app);
-    let connection = auto::Builder::new(TokioExecutor::new());
-    if let Err(e) = connection
-        .serve_connection(TokioIo::new(tls), service)
-        .await
-    {
+    let builder = auto::Builder::new(TokioExecutor::new());
+    let connection = builder.serve_connection(TokioIo::new(tls), service);
+    tokio::pin!(connection);
+    let result = tokio::select! {
+        result = connection.as_mut() => result,
+        () = until_stopped(&mut stopped) => {
+            connection.as_mut().graceful_shutdown();
+            connection.await
+        }
+    };
+    if let Err(e) = result {
         tracing::debug!("{what} connection from {peer}: {e}");
     }
+}
+
+/// Returns once `stopped` turns true (or its sender is gone).
+async fn until_stopped(stopped: &mut watch::Receiver<bool>) {
+    let _ = stopped.wait_for(|s| *s).await;
 }
 
 /// Checks the certificate files every `interval` and loads them when they change, until

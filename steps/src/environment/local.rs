@@ -4,7 +4,6 @@
 use std::time::{Duration, Instant};
 
 use anyhow::Context as _;
-use appwrapper_controller::webhook::WebhookServer;
 use clusters::Cluster as _;
 
 use super::{Environment, steps_client};
@@ -58,15 +57,13 @@ pub async fn on_cluster(
 ) -> anyhow::Result<Environment> {
     let watch_client = cluster.client().await?;
     let client = steps_client(cluster.kubeconfig()).await?;
-    let (controller, webhook_server) =
-        controller_with_webhooks(options, cluster, &client, &watch_client).await?;
+    let controller = controller_with_webhooks(options, cluster, &client, &watch_client).await?;
     Ok(Environment {
         kubeconfig: cluster.kubeconfig().to_path_buf(),
         client,
         watch_client,
         kueue_log,
         controller,
-        webhook_server,
         restore: None,
         capabilities: cluster.capabilities(),
         kueue: None,
@@ -75,7 +72,7 @@ pub async fn on_cluster(
 }
 
 /// Starts the controller under test and registers its webhooks beside Kueue's: served here
-/// for the embedded controller (the server is returned), by the child in the process mode, by
+/// for the embedded controller (the controller keeps the server), by the child in the process mode, by
 /// the reference operator through its Service, by an external command that names
 /// `{webhook-port}` on that port (others bring their own, or none).
 async fn controller_with_webhooks(
@@ -83,7 +80,7 @@ async fn controller_with_webhooks(
     cluster: &clusters::LocalCluster,
     client: &kube::Client,
     watch_client: &kube::Client,
-) -> anyhow::Result<(ControllerUnderTest, Option<WebhookServer>)> {
+) -> anyhow::Result<ControllerUnderTest> {
     let mut config = suite_config();
     config.webhooks_enabled = options.controller.is_child() || options.controller.serves_webhooks();
     // Ports a child picks itself: controller-runtime's :8443 and :8081 would clash with a
@@ -110,11 +107,11 @@ async fn controller_with_webhooks(
             endpoint
                 .register(client, fail_open, || controller.exit_report())
                 .await?;
-            Ok((controller, None))
+            Ok(controller)
         }
         ControllerMode::External { .. } => {
             controller.start(watch_client).await?;
-            Ok((controller, None))
+            Ok(controller)
         }
         ControllerMode::Reference { version } => {
             let version = version.clone();
@@ -127,23 +124,23 @@ async fn controller_with_webhooks(
             let mount = reference::mount_certificates(client.clone(), cert_dir);
             controller = controller.with_certificate_mount(mount);
             start_reference(&mut controller, client, watch_client).await?;
-            Ok((controller, None))
+            Ok(controller)
         }
         ControllerMode::InCluster { .. } | ControllerMode::Installed { .. } => {
             anyhow::bail!("an in-cluster controller needs a cluster that runs its pod")
         }
         ControllerMode::Embedded | ControllerMode::Process { .. } => {
             let endpoint = WebhookEndpoint::prepare(cluster, &options.report_dir)?;
-            let mut server = None;
             if let ControllerMode::Embedded = options.controller {
-                server = Some(endpoint.serve(&config, client.clone()).await?);
+                let server = endpoint.serve(&config, client.clone()).await?;
+                controller = controller.with_webhook_server(server);
             }
             controller = controller.with_webhook(endpoint.clone());
             controller.start(watch_client).await?;
             endpoint
                 .register(client, fail_open, || controller.exit_report())
                 .await?;
-            Ok((controller, server))
+            Ok(controller)
         }
     }
 }

@@ -11,7 +11,6 @@ use std::path::PathBuf;
 use std::time::Duration;
 
 use anyhow::Context as _;
-use appwrapper_controller::webhook::WebhookServer;
 use clusters::kueue::objects;
 use serde_json::json;
 
@@ -39,8 +38,6 @@ pub struct Environment {
     pub watch_client: kube::Client,
     pub kueue_log: PathBuf,
     pub controller: ControllerUnderTest,
-    /// The embedded controller's webhook server, which outlives the controller.
-    pub webhook_server: Option<WebhookServer>,
     /// What the run changed on an installed controller, put back at the end.
     pub restore: Option<installed::Restore>,
     pub capabilities: clusters::Capabilities,
@@ -81,7 +78,6 @@ impl Environment {
     /// installed; one started by the run is stopped.
     pub async fn down(
         controller: &tokio::sync::Mutex<ControllerUnderTest>,
-        webhook_server: Option<WebhookServer>,
         restore: Option<installed::Restore>,
         client: &kube::Client,
     ) {
@@ -94,9 +90,7 @@ impl Environment {
         {
             tracing::warn!("stopping the controller: {e:#}");
         }
-        if let Some(server) = webhook_server {
-            server.stop().await;
-        }
+        controller.stop_webhook_server().await;
     }
 }
 

@@ -135,7 +135,6 @@ pub async fn up(options: &SuiteOptions) -> anyhow::Result<Environment> {
         kubeconfig: reached.kubeconfig,
         kueue_log,
         controller,
-        webhook_server: None,
         restore,
         capabilities: Capabilities {
             // Checked above: the suite's stages are there.

@@ -30,7 +30,9 @@
 //!   set to "v"`; `S's status is written as:` (a merge patch of the status, for an AppWrapper
 //!   no controller manages); `Kueue deactivates|reactivates S's workload`; `the node of S's pod is
 //!   labelled "k=v" | gets a NoExecute taint "k" | becomes NotReady`; `the controller is
-//!   stopped|killed|started again|restarted` (`@serial` scenarios only); `Kueue runs the
+//!   stopped|killed|started again|restarted` (`@serial` scenarios only); `the controller is
+//!   configured with the default queue name "q"` (`@serial` only: it restarts the shared
+//!   controller, and the After hook restarts it with the run's settings); `Kueue runs the
 //!   release the upgrade starts from`, `Kueue is upgraded in place to the Kueue under test`
 //!   (`@serial @kueue-upgrade` scenarios only, see [`upgrade`]);
 //! - assert: `S reaches phase P within N seconds`; `S is in phase P`; `S stays P for N
