@@ -20,6 +20,12 @@ pub enum FeaturesCommand {
     /// Parse the features and check every step against the step definitions, as `awconf run`
     /// does before it starts anything.
     Check(FeatureDirs),
+    /// Every step definition with where its code is; with TEXT, the definitions a step's text
+    /// matches (its keyword may be left on), or the closest ones when none does.
+    Steps {
+        /// A step as a feature writes it, e.g. `And it reaches phase Running within 30 seconds`.
+        text: Vec<String>,
+    },
 }
 
 /// The features to read, as `awconf run` takes them.
@@ -63,7 +69,41 @@ impl FeaturesCommand {
                     checked.len()
                 );
             }
+            FeaturesCommand::Steps { text } => return Ok(steps(&text.join(" "))),
         }
         Ok(ExitCode::SUCCESS)
     }
+}
+
+/// `awconf features steps [TEXT]`: 1 when TEXT matches no definition.
+fn steps(text: &str) -> ExitCode {
+    let definitions = features::registered();
+    if text.is_empty() {
+        for d in &definitions {
+            println!(
+                "{:<5} {}  {}",
+                features::keyword_name(d.keyword),
+                d.regex,
+                d.location
+            );
+        }
+        return ExitCode::SUCCESS;
+    }
+    let found = features::matching(text, &definitions);
+    for d in &found {
+        println!(
+            "{}  {} {}",
+            d.location,
+            features::keyword_name(d.keyword),
+            d.regex
+        );
+    }
+    if !found.is_empty() {
+        return ExitCode::SUCCESS;
+    }
+    eprintln!("awconf: no step definition matches {text:?}; the closest:");
+    for suggestion in features::suggestions(text, &definitions) {
+        eprintln!("  {suggestion}");
+    }
+    ExitCode::FAILURE
 }

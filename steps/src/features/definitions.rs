@@ -3,17 +3,20 @@
 
 use cucumber::codegen::{StepConstructor as _, WorldInventory, inventory};
 use cucumber::gherkin::StepType;
+use cucumber::step::Location;
 use regex::Regex;
 
 use super::nearest;
 use crate::world::AwWorld;
 
-/// One step definition: its keyword, its regex, and the phrases the regex reads as.
+/// One step definition: its keyword, its regex, the phrases the regex reads as, and where
+/// its function is (`steps/src/steps/assertions.rs:216`).
 #[derive(Clone, Debug)]
 pub struct StepDefinition {
     pub keyword: StepType,
     pub regex: Regex,
     pub phrases: Vec<String>,
+    pub location: String,
 }
 
 impl StepDefinition {
@@ -22,6 +25,7 @@ impl StepDefinition {
             keyword,
             regex: Regex::new(regex)?,
             phrases: nearest::phrases(regex),
+            location: String::new(),
         })
     }
 
@@ -35,24 +39,60 @@ impl StepDefinition {
 /// The suite's step definitions, by keyword and regex.
 pub fn registered() -> Vec<StepDefinition> {
     let mut definitions = Vec::new();
-    let mut add = |keyword, regex: Regex| {
+    let mut add = |keyword, (location, regex, _): (Location, fn() -> Regex, _)| {
+        let regex = regex();
         definitions.push(StepDefinition {
             keyword,
             phrases: nearest::phrases(regex.as_str()),
             regex,
+            location: format!("{}:{}", location.path, location.line),
         });
     };
     for step in inventory::iter::<<AwWorld as WorldInventory>::Given> {
-        add(StepType::Given, (step.inner().1)());
+        add(StepType::Given, step.inner());
     }
     for step in inventory::iter::<<AwWorld as WorldInventory>::When> {
-        add(StepType::When, (step.inner().1)());
+        add(StepType::When, step.inner());
     }
     for step in inventory::iter::<<AwWorld as WorldInventory>::Then> {
-        add(StepType::Then, (step.inner().1)());
+        add(StepType::Then, step.inner());
     }
     definitions.sort_by_key(|d| (keyword_name(d.keyword), d.regex.as_str().to_string()));
     definitions
+}
+
+/// The definitions a step's text matches, whatever its keyword; a leading `Given`, `When`,
+/// `Then`, `And`, `But` or `*` is ignored.
+pub fn matching<'a>(text: &str, definitions: &'a [StepDefinition]) -> Vec<&'a StepDefinition> {
+    let (_, text) = split_keyword(text);
+    definitions
+        .iter()
+        .filter(|d| d.regex.is_match(text))
+        .collect()
+}
+
+/// The definitions closest to a step's text that matches none (as `awconf features check`
+/// suggests them), for its keyword when it has one.
+pub fn suggestions(text: &str, definitions: &[StepDefinition]) -> Vec<String> {
+    let (keyword, text) = split_keyword(text);
+    super::closest(keyword.unwrap_or(StepType::Then), text, definitions)
+}
+
+/// A step's keyword, if written (`And`, `But` and `*` name none), and the rest of its text.
+fn split_keyword(text: &str) -> (Option<StepType>, &str) {
+    let text = text.trim();
+    let keywords = [
+        ("Given ", Some(StepType::Given)),
+        ("When ", Some(StepType::When)),
+        ("Then ", Some(StepType::Then)),
+        ("And ", None),
+        ("But ", None),
+        ("* ", None),
+    ];
+    keywords
+        .iter()
+        .find_map(|(word, keyword)| Some((*keyword, text.strip_prefix(word)?.trim_start())))
+        .unwrap_or((None, text))
 }
 
 pub fn keyword_name(keyword: StepType) -> &'static str {
@@ -77,5 +117,44 @@ mod tests {
             .expect("the `reaches phase` step");
         assert!(reaches.matches(StepType::Then, "it reaches phase Running within 30 seconds"));
         assert!(!reaches.matches(StepType::When, "it reaches phase Running within 30 seconds"));
+        assert!(
+            reaches.location.starts_with("steps/src/steps/") && reaches.location.contains(".rs:"),
+            "{}",
+            reaches.location
+        );
+    }
+
+    #[test]
+    fn a_step_is_found_from_its_text_whatever_its_keyword() {
+        let definitions = registered();
+        let found = matching(
+            "  And it reaches phase Running within 30 seconds",
+            &definitions,
+        );
+        assert_eq!(found.len(), 1, "{found:?}");
+        assert_eq!(found[0].keyword, StepType::Then);
+        let found = matching("the controller is killed", &definitions);
+        assert_eq!(
+            found.iter().map(|d| d.keyword).collect::<Vec<_>>(),
+            [StepType::Given, StepType::When]
+        );
+        assert!(matching("the moon is made of cheese", &definitions).is_empty());
+    }
+
+    /// Every location names a file of the steps crate (checked against the source tree here,
+    /// in a test, never at run time).
+    #[test]
+    fn every_location_names_a_line_of_a_step_file() {
+        let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
+        for definition in registered() {
+            let (path, line) = definition.location.rsplit_once(':').unwrap();
+            let text = std::fs::read_to_string(root.join(path)).unwrap();
+            let line: usize = line.parse().unwrap();
+            assert!(
+                line >= 1 && line <= text.lines().count(),
+                "{}",
+                definition.location
+            );
+        }
     }
 }
