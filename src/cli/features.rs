@@ -20,8 +20,8 @@ pub enum FeaturesCommand {
     /// Parse the features and check every step against the step definitions, as `awconf run`
     /// does before it starts anything.
     Check(FeatureDirs),
-    /// Every step definition with where its code is; with TEXT, the definitions a step's text
-    /// matches (its keyword may be left on), or the closest ones when none does.
+    /// Every step definition with where its code is; with TEXT, the one a step's whole text
+    /// matches (its keyword may be left on), else those that say TEXT, else the closest.
     Steps {
         /// A step as a feature writes it, e.g. `And it reaches phase Running within 30 seconds`.
         text: Vec<String>,
@@ -53,9 +53,7 @@ impl FeaturesCommand {
                 if !problems.is_empty() {
                     return Err(InvalidFeatures(problems).into());
                 }
-                for line in features::listing(&features) {
-                    println!("{line}");
-                }
+                super::listing::print(features::listing(&features))?;
             }
             FeaturesCommand::Export { dir } => {
                 for path in features::export(&dir)? {
@@ -69,41 +67,43 @@ impl FeaturesCommand {
                     checked.len()
                 );
             }
-            FeaturesCommand::Steps { text } => return Ok(steps(&text.join(" "))),
+            FeaturesCommand::Steps { text } => return steps(&text.join(" ")),
         }
         Ok(ExitCode::SUCCESS)
     }
 }
 
-/// `awconf features steps [TEXT]`: 1 when TEXT matches no definition.
-fn steps(text: &str) -> ExitCode {
+/// `awconf features steps [TEXT]`: the definitions TEXT matches as a whole step, else those
+/// whose phrases contain it; 1 when there are none.
+fn steps(text: &str) -> anyhow::Result<ExitCode> {
     let definitions = features::registered();
-    if text.is_empty() {
-        for d in &definitions {
-            println!(
-                "{:<5} {}  {}",
-                features::keyword_name(d.keyword),
-                d.regex,
-                d.location
-            );
+    let mut found = features::matching(text, &definitions);
+    if found.is_empty() {
+        found = features::containing(text, &definitions);
+    }
+    if found.is_empty() {
+        eprintln!("awconf: no step definition matches or says {text:?}; the closest:");
+        for suggestion in features::suggestions(text, &definitions) {
+            eprintln!("  {suggestion}");
         }
-        return ExitCode::SUCCESS;
+        return Ok(ExitCode::FAILURE);
     }
-    let found = features::matching(text, &definitions);
-    for d in &found {
-        println!(
-            "{}  {} {}",
-            d.location,
+    let width = found.iter().map(|d| phrase(d).len()).max().unwrap_or(0);
+    super::listing::print(found.iter().map(|d| {
+        format!(
+            "{:<5} {:<width$}  {}",
             features::keyword_name(d.keyword),
-            d.regex
-        );
-    }
-    if !found.is_empty() {
-        return ExitCode::SUCCESS;
-    }
-    eprintln!("awconf: no step definition matches {text:?}; the closest:");
-    for suggestion in features::suggestions(text, &definitions) {
-        eprintln!("  {suggestion}");
-    }
-    ExitCode::FAILURE
+            phrase(d),
+            d.location
+        )
+    }))?;
+    Ok(ExitCode::SUCCESS)
+}
+
+/// The shortest way a definition reads.
+fn phrase(d: &features::StepDefinition) -> &str {
+    d.phrases
+        .iter()
+        .min_by_key(|p| p.len())
+        .map_or(d.regex.as_str(), String::as_str)
 }

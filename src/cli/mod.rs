@@ -8,6 +8,7 @@ pub mod exit;
 mod features;
 mod install;
 mod kueue_source;
+mod listing;
 #[cfg(test)]
 mod readme_tables;
 mod report;

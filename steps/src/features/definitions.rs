@@ -71,6 +71,16 @@ pub fn matching<'a>(text: &str, definitions: &'a [StepDefinition]) -> Vec<&'a St
         .collect()
 }
 
+/// The definitions one of whose phrases contains `words` (any case): `stays` finds every
+/// step that says it.
+pub fn containing<'a>(words: &str, definitions: &'a [StepDefinition]) -> Vec<&'a StepDefinition> {
+    let words = words.trim().to_lowercase();
+    definitions
+        .iter()
+        .filter(|d| d.phrases.iter().any(|p| p.to_lowercase().contains(&words)))
+        .collect()
+}
+
 /// The definitions closest to a step's text that matches none (as `awconf features check`
 /// suggests them), for its keyword when it has one.
 pub fn suggestions(text: &str, definitions: &[StepDefinition]) -> Vec<String> {
@@ -139,6 +149,21 @@ mod tests {
             [StepType::Given, StepType::When]
         );
         assert!(matching("the moon is made of cheese", &definitions).is_empty());
+    }
+
+    #[test]
+    fn words_find_every_step_that_says_them() {
+        let definitions = registered();
+        let stays = containing("Stays", &definitions);
+        assert_eq!(stays.len(), 1, "{stays:?}");
+        let matches = containing("matches", &definitions);
+        assert!(matches.len() >= 3, "{matches:?}");
+        assert!(
+            matches
+                .iter()
+                .all(|d| d.phrases.iter().any(|p| p.contains("matches")))
+        );
+        assert!(containing("cheese", &definitions).is_empty());
     }
 
     /// Every location names a file of the steps crate (checked against the source tree here,

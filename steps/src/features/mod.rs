@@ -14,7 +14,9 @@ use cucumber::feature::Ext as _;
 use cucumber::gherkin::Feature;
 
 pub use check::{check, closest};
-pub use definitions::{StepDefinition, keyword_name, matching, registered, suggestions};
+pub use definitions::{
+    StepDefinition, containing, keyword_name, matching, registered, suggestions,
+};
 pub use load::{load, parse_text};
 pub use problem::{InvalidFeatures, Problem};
 
