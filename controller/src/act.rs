@@ -13,7 +13,7 @@ use crate::discovery::{ResolveError, ResourceCache};
 use crate::events::{EventDetails, EventRecorder};
 use crate::merge_patch;
 use crate::metrics::Metrics;
-use crate::observe::controller_name;
+use crate::resources::controller_name;
 
 pub struct Actor<'a> {
     pub client: &'a Client,

@@ -21,6 +21,7 @@ pub mod namespace;
 pub mod node_health;
 pub mod observe;
 pub mod own_writes;
+pub mod pod_observation;
 pub mod podsets;
 pub mod resources;
 pub mod run;

@@ -3,7 +3,6 @@
 use std::collections::{BTreeMap, BTreeSet};
 
 use k8s_openapi::api::core::v1::{Node, Pod};
-use k8s_openapi::apimachinery::pkg::apis::meta::v1::OwnerReference;
 use kube::api::{Api, ListParams};
 use kube::runtime::reflector::{ObjectRef, Store};
 use kube::{Client, ResourceExt};
@@ -17,11 +16,11 @@ use crate::config::{AutopilotConfig, Config};
 use crate::decide::summary::count_failed_conditions;
 use crate::decide::{
     BuildFailure, ComponentObservation, DesiredObject, FoundObject, ObjectState, Observation,
-    PodObservation, PodPhase,
+    PodObservation,
 };
 use crate::discovery::ResourceCache;
-use crate::resources::quantity::parse_quantity;
-use crate::resources::{AutopilotAntiAffinity, BuildOptions, build_component};
+use crate::pod_observation::pod_observation;
+use crate::resources::{AutopilotAntiAffinity, BuildOptions, build_component, controller_name};
 
 /// What observe reads the cluster through.
 pub struct Observer<'a> {
@@ -178,14 +177,6 @@ fn monitor(config: &Config) -> Option<&AutopilotConfig> {
         .filter(|a| a.monitor_nodes)
 }
 
-/// The name in the controller owner reference, if there is one.
-pub fn controller_name(owners: &[OwnerReference]) -> Option<&str> {
-    owners
-        .iter()
-        .find(|o| o.controller == Some(true))
-        .map(|o| o.name.as_str())
-}
-
 pub fn build_options(config: &Config) -> BuildOptions {
     let autopilot = config
         .appwrapper
@@ -239,47 +230,6 @@ fn desired(
         name: text("/metadata/name"),
         object,
     })
-}
-
-pub fn pod_observation(pod: &Pod) -> PodObservation {
-    let status = pod.status.as_ref();
-    let phase = match status.and_then(|s| s.phase.as_deref()) {
-        Some("Pending") => PodPhase::Pending,
-        Some("Running") => PodPhase::Running,
-        Some("Succeeded") => PodPhase::Succeeded,
-        Some("Failed") => PodPhase::Failed,
-        _ => PodPhase::Unknown,
-    };
-    let exit_codes = status
-        .and_then(|s| s.container_statuses.as_ref())
-        .into_iter()
-        .flatten()
-        .filter_map(|c| c.state.as_ref()?.terminated.as_ref())
-        .map(|t| t.exit_code)
-        .filter(|&code| code != 0)
-        .collect();
-    let mut resources = BTreeSet::new();
-    let containers = pod.spec.iter().flat_map(|s| s.containers.iter());
-    for container in containers {
-        let Some(reqs) = &container.resources else {
-            continue;
-        };
-        for quantities in [&reqs.limits, &reqs.requests].into_iter().flatten() {
-            for (resource, quantity) in quantities {
-                if parse_quantity(&quantity.0).is_ok_and(|q| !q.is_zero()) {
-                    resources.insert(resource.clone());
-                }
-            }
-        }
-    }
-    PodObservation {
-        name: pod.name_any(),
-        phase,
-        node_name: pod.spec.as_ref().and_then(|s| s.node_name.clone()),
-        terminating: pod.metadata.deletion_timestamp.is_some(),
-        exit_codes,
-        resources,
-    }
 }
 
 /// Resources that Autopilot flags NoExecute on a node: a configured taint with effect

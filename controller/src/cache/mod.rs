@@ -21,7 +21,8 @@ use crate::api::APPWRAPPER_LABEL;
 use crate::decide::PodObservation;
 use crate::decide::summary::count_failed_conditions;
 use crate::discovery::DiscoveredResource;
-use crate::observe::{controller_name, pod_observation};
+use crate::pod_observation::pod_observation;
+use crate::resources::controller_name;
 use index::{Change, Index};
 
 /// What observe reads of a wrapped object.

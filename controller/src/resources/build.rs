@@ -4,11 +4,12 @@ use kube::ResourceExt;
 use serde_json::{Map, Value, json};
 
 use super::autopilot::{AutopilotAntiAffinity, inject_anti_affinity};
+use super::build_error::BuildError;
 use super::inject::inject_pod_set_info;
-use super::maps::{MapConflict, StringMap, merge_keep_first, to_json_map};
-use super::owner::{AlreadyOwned, controller_reference, set_controller_reference};
+use super::maps::{StringMap, merge_keep_first, to_json_map};
+use super::owner::{controller_reference, set_controller_reference};
 use crate::api::{API_VERSION, APPWRAPPER_LABEL, AppWrapper, AppWrapperPodSetInfo, KIND};
-use crate::podsets::{self, PathError, PodSetError, TemplateError, decode_template};
+use crate::podsets::{self, TemplateError, decode_template};
 
 /// Controller configuration that shapes the built objects.
 #[derive(Clone, Debug, Default, PartialEq)]
@@ -17,55 +18,6 @@ pub struct BuildOptions {
     pub scheduler_name: String,
     /// `Some` iff config `autopilot` is present and `injectAntiAffinities` is true.
     pub autopilot: Option<AutopilotAntiAffinity>,
-}
-
-/// Why a component object could not be built. See [`BuildError::is_fatal`].
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-pub enum BuildError {
-    #[error("component index {index} out of range: the appwrapper has {count} components")]
-    NoSuchComponent { index: usize, count: usize },
-    #[error("appwrapper has no {0}")]
-    MissingIdentity(&'static str),
-    #[error(transparent)]
-    PodSets(PodSetError),
-    #[error(transparent)]
-    Decode(#[from] TemplateError),
-    #[error(
-        "component namespace \"{namespace}\" is different from appwrapper namespace \"{aw_namespace}\""
-    )]
-    NamespaceMismatch {
-        namespace: String,
-        aw_namespace: String,
-    },
-    #[error(transparent)]
-    Path(#[from] PathError),
-    #[error("content at {path} has metadata that is not a map")]
-    MetadataNotAMap { path: String },
-    #[error("content at {path} does not contain a spec")]
-    NoSpec { path: String },
-    #[error("conflict updating {field}: {conflict}")]
-    Conflict {
-        field: &'static str,
-        conflict: MapConflict,
-    },
-    #[error("content at {path} has spec.{field} that is not a list")]
-    NotAList { path: String, field: &'static str },
-    #[error(transparent)]
-    AlreadyOwned(#[from] AlreadyOwned),
-}
-
-impl BuildError {
-    /// Fatal errors fail the AppWrapper at once (§4.6): everything wrong with the template or
-    /// its injection. Retryable ones are retried within the admission grace period: PodSets that
-    /// could not be computed in memory (§5.7) and an AppWrapper without name, namespace or uid.
-    pub fn is_fatal(&self) -> bool {
-        !matches!(
-            self,
-            BuildError::NoSuchComponent { .. }
-                | BuildError::MissingIdentity(_)
-                | BuildError::PodSets(_)
-        )
-    }
 }
 
 /// The object to create for `aw.spec.components[index]`: the template with namespace, labels,

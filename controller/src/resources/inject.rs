@@ -2,7 +2,7 @@
 
 use serde_json::{Map, Value, json};
 
-use super::build::BuildError;
+use super::build_error::BuildError;
 use super::maps::{StringMap, have_conflict, merge_keep_first, to_json_map, to_string_map};
 use crate::api::{APPWRAPPER_LABEL, AppWrapperPodSetInfo};
 

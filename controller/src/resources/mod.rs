@@ -3,6 +3,7 @@
 
 mod autopilot;
 mod build;
+mod build_error;
 mod inject;
 pub mod maps;
 mod owner;
@@ -11,5 +12,6 @@ pub mod quantity;
 pub use autopilot::{
     AffinityError, AutopilotAntiAffinity, inject_anti_affinity, requests_resource,
 };
-pub use build::{BuildError, BuildOptions, build_component};
-pub use owner::{AlreadyOwned, controller_reference, set_controller_reference};
+pub use build::{BuildOptions, build_component};
+pub use build_error::BuildError;
+pub use owner::{AlreadyOwned, controller_name, controller_reference, set_controller_reference};

@@ -84,6 +84,14 @@ fn group(api_version: &str) -> &str {
     api_version.split_once('/').map_or("", |(group, _)| group)
 }
 
+/// The name in the controller owner reference, if there is one.
+pub fn controller_name(owners: &[OwnerReference]) -> Option<&str> {
+    owners
+        .iter()
+        .find(|o| o.controller == Some(true))
+        .map(|o| o.name.as_str())
+}
+
 #[cfg(test)]
 mod tests {
     use serde_json::json;
@@ -161,5 +169,16 @@ mod tests {
         ]}));
         assert_eq!(set_controller_reference(&mut md, ours()), Ok(()));
         assert_eq!(md["ownerReferences"].as_array().map(Vec::len), Some(2));
+    }
+
+    #[test]
+    fn controller_name_reads_only_the_controller_reference() {
+        let owners: Vec<OwnerReference> = serde_json::from_value(json!([
+            {"apiVersion": "v1", "kind": "X", "name": "other", "uid": "1"},
+            {"apiVersion": "workload.codeflare.dev/v1beta2", "kind": "AppWrapper", "name": "aw", "uid": "2", "controller": true}
+        ]))
+        .unwrap();
+        assert_eq!(controller_name(&owners), Some("aw"));
+        assert_eq!(controller_name(&owners[..1]), None);
     }
 }
