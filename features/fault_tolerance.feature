@@ -167,7 +167,8 @@ Feature: Fault tolerance
         - {type: ResourcesDeployed, status: "True"}
         - {type: QuotaReserved, status: "True"}
       """
-    And it matches within 30 seconds:
+    # The pod that hangs goes at the forceful deletion, 10 seconds after the deletion began.
+    And it matches between 10 and 20 seconds after it began deleting:
       """
       status:
         conditions:
