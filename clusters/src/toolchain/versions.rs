@@ -7,7 +7,7 @@ pub const KWOK: &str = "v0.8.0";
 pub const KUEUE_DEFAULT: &str = "v0.19.2";
 /// Kueue versions with a committed wrapper module (go.mod and go.sum) under `clusters/toolchain/`.
 /// Other versions get a wrapper generated in the cache, which needs the Go module proxy.
-pub const KUEUE_PINNED: &[&str] = &["v0.19.2", "v0.18.4"];
+pub const KUEUE_PINNED: &[&str] = &["v0.19.2", "v0.18.4", "v0.17.0"];
 /// The reference AppWrapper operator (github.com/project-codeflare/appwrapper), the version
 /// Kueue v0.19.2 pins; `--controller reference` runs it.
 pub const APPWRAPPER_DEFAULT: &str = "v1.2.2";

@@ -25,6 +25,7 @@ pub const WRAPPERS: &[Wrapper] = &[
     wrapper!("kwok"),
     wrapper!("kueue-v0.19.2"),
     wrapper!("kueue-v0.18.4"),
+    wrapper!("kueue-v0.17.0"),
     wrapper!("appwrapper-v1.2.2"),
 ];
 
