@@ -43,6 +43,9 @@ pub struct UpArgs {
     /// nvidia.com/gpu capacity of each fake node.
     #[arg(long, default_value_t = 8)]
     gpus_per_node: u32,
+    /// The Kubernetes release of the control plane (and of a real node's kubelet).
+    #[arg(long, value_name = "VERSION", default_value = toolchain::KUBERNETES, value_parser = toolchain::kubernetes_release)]
+    kubernetes: String,
     /// Also run this Kueue version (for example v0.19.2).
     #[arg(long, value_name = "VERSION", num_args = 0..=1, default_missing_value = toolchain::KUEUE_DEFAULT)]
     kueue: Option<String>,
@@ -110,6 +113,7 @@ async fn up(args: UpArgs) -> anyhow::Result<ExitCode> {
         gpus_per_node: args.gpus_per_node,
         work_dir: Some(dir.clone()),
         detached: args.detach,
+        kubernetes: args.kubernetes.clone(),
         ..LocalOptions::default()
     })
     .await

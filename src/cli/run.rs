@@ -92,6 +92,10 @@ pub struct RunArgs {
     /// upgrades Kueue in place to the one under test (default: the pinned release before it).
     #[arg(long, env = "AWCONF_KUEUE_UPGRADE_FROM", value_name = "VERSION")]
     kueue_upgrade_from: Option<String>,
+    /// The Kubernetes release of the local cluster's control plane (default: v1.36.3; v1.35.4
+    /// and v1.37.2 are pinned too; another tag is built if the Go module proxy serves it).
+    #[arg(long, env = "AWCONF_KUBERNETES_VERSION", value_name = "VERSION")]
+    kubernetes: Option<String>,
     /// A cucumber tag expression (for example `@kueue and not @serial`).
     #[arg(long, env = "AWCONF_TAGS")]
     tags: Option<String>,
@@ -212,6 +216,15 @@ impl RunArgs {
             );
         }
         options.kueue_upgrade().map_err(anyhow::Error::msg)?;
+        if let Some(tag) = &self.kubernetes {
+            anyhow::ensure!(
+                options.cluster == ClusterChoice::Local,
+                "--kubernetes chooses the local cluster's control plane; another cluster runs \
+                 the release it was created with"
+            );
+            options.kubernetes = clusters::toolchain::kubernetes_release(tag)
+                .map_err(|e| anyhow::anyhow!("--kubernetes: {e}"))?;
+        }
         options.tags = self.tags;
         options.filters = self.filters;
         options.junit = self.junit;
@@ -317,6 +330,31 @@ mod tests {
         ];
         for (args, want) in errors {
             let e = format!("{:#}", mode(args).unwrap_err());
+            assert!(e.contains(want), "{args:?}: {e}");
+        }
+    }
+
+    #[test]
+    fn kubernetes_chooses_the_local_control_plane() {
+        let release = |args: &[&str]| options(args).map(|o| o.kubernetes);
+        assert_eq!(release(&[]).unwrap(), clusters::toolchain::KUBERNETES);
+        assert_eq!(release(&["--kubernetes", "v1.35.4"]).unwrap(), "v1.35.4");
+        let errors: &[(&[&str], &str)] = &[
+            (&["--kubernetes", "1.35"], "is not a Kubernetes release tag"),
+            (
+                &[
+                    "--kubernetes",
+                    "v1.35.4",
+                    "--cluster",
+                    "existing",
+                    "--kubeconfig",
+                    "k",
+                ],
+                "another cluster runs the release it was created with",
+            ),
+        ];
+        for (args, want) in errors {
+            let e = format!("{:#}", release(args).unwrap_err());
             assert!(e.contains(want), "{args:?}: {e}");
         }
     }

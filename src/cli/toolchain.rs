@@ -15,6 +15,9 @@ pub enum ToolchainCommand {
         /// Reference AppWrapper operator versions to build (default: the pinned one).
         #[arg(long = "appwrapper", value_name = "VERSION")]
         appwrapper: Vec<String>,
+        /// Kubernetes releases whose control plane to build (default: the pinned default).
+        #[arg(long = "kubernetes", value_name = "VERSION", value_parser = toolchain::kubernetes_release)]
+        kubernetes: Vec<String>,
     },
     /// Show the pinned versions and whether each is cached.
     List,
@@ -24,20 +27,32 @@ impl ToolchainCommand {
     pub fn run(self) -> anyhow::Result<ExitCode> {
         let cache = toolchain::cache_dir();
         match self {
-            ToolchainCommand::Build { kueue, appwrapper } => {
-                let mut components = Component::control_plane();
+            ToolchainCommand::Build {
+                kueue,
+                appwrapper,
+                kubernetes,
+            } => {
+                let releases = if kubernetes.is_empty() {
+                    vec![toolchain::KUBERNETES.to_string()]
+                } else {
+                    kubernetes
+                };
                 let versions = if kueue.is_empty() {
                     vec![toolchain::KUEUE_DEFAULT.to_string()]
                 } else {
                     kueue
                 };
-                components.extend(versions.iter().map(|v| Component::kueue(v)));
                 let references = if appwrapper.is_empty() {
                     vec![toolchain::APPWRAPPER_DEFAULT.to_string()]
                 } else {
                     appwrapper
                 };
+                // Longest builds first: each free build slot takes the next one.
+                let mut components: Vec<Component> =
+                    releases.iter().map(|v| Component::kubernetes(v)).collect();
+                components.extend(versions.iter().map(|v| Component::kueue(v)));
                 components.extend(references.iter().map(|v| Component::appwrapper(v)));
+                components.extend([Component::kwok(), Component::etcd()]);
                 let started = std::time::Instant::now();
                 for report in toolchain::build_all(&components, &cache)? {
                     let how = if report.cached {
@@ -55,7 +70,12 @@ impl ToolchainCommand {
             }
             ToolchainCommand::List => {
                 println!("cache: {}", cache.display());
-                let mut components = Component::control_plane();
+                let mut components = vec![Component::etcd(), Component::kwok()];
+                components.extend(
+                    toolchain::KUBERNETES_PINNED
+                        .iter()
+                        .map(|v| Component::kubernetes(v)),
+                );
                 components.extend(toolchain::KUEUE_PINNED.iter().map(|v| Component::kueue(v)));
                 components.extend(
                     toolchain::APPWRAPPER_PINNED

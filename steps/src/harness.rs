@@ -48,6 +48,8 @@ pub struct Harness {
     /// Scenarios done of those selected, shown while the run goes (none until the run says
     /// how many: a bar made early would stay on the terminal).
     pub progress: Option<crate::suite_progress::SuiteProgress>,
+    /// The API server's release (`/version`), shown in the report beside Kueue's.
+    pub kubernetes: Option<String>,
     counter: AtomicUsize,
 }
 
@@ -81,6 +83,7 @@ impl Harness {
             kueue_upgrade: None,
             run_token: run_token(),
             progress: None,
+            kubernetes: None,
             counter: AtomicUsize::new(0),
         }
     }
@@ -88,6 +91,12 @@ impl Harness {
     /// Shows progress over `total` selected scenarios.
     pub fn with_progress(mut self, total: usize) -> Self {
         self.progress = Some(crate::suite_progress::SuiteProgress::new(total));
+        self
+    }
+
+    /// The cluster's API server runs `release`.
+    pub fn with_kubernetes(mut self, release: Option<String>) -> Self {
+        self.kubernetes = release;
         self
     }
 

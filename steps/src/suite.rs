@@ -88,6 +88,13 @@ pub async fn run_plan(options: SuiteOptions, plan: Plan) -> anyhow::Result<Summa
         (Some(from), Some(kueue)) => Some(PendingUpgrade::new(from, options.kueue.clone(), kueue)),
         _ => None,
     };
+    let kubernetes = match client.apiserver_version().await {
+        Ok(info) => Some(info.git_version),
+        Err(e) => {
+            tracing::warn!("reading the API server's version: {e}");
+            None
+        }
+    };
     let harness = Arc::new(
         Harness::new(
             options.clone(),
@@ -101,6 +108,7 @@ pub async fn run_plan(options: SuiteOptions, plan: Plan) -> anyhow::Result<Summa
             crate::logging::current(),
         )
         .with_kueue_upgrade(pending)
+        .with_kubernetes(kubernetes)
         .with_progress(plan.selected().len()),
     );
     harness::install(Arc::clone(&harness));
@@ -275,11 +283,12 @@ fn summarize(h: &Harness, duration: Duration, not_selected: usize) -> anyhow::Re
     )
     .with_context(|| format!("writing {}", junit_path.display()))?;
     let context = format!(
-        "controller under test: {}; Kueue {}; {} scenarios at most at once; timing windows \
-         allow {}s more on their late side (measured at the start; up to {}s while the stand was \
-         slower){}",
+        "controller under test: {}; Kueue {}; Kubernetes {}; {} scenarios at most at once; \
+         timing windows allow {}s more on their late side (measured at the start; up to {}s while \
+         the stand was slower){}",
         h.options.controller.name(),
         h.options.kueue.label(),
+        h.kubernetes.as_deref().unwrap_or("(version unknown)"),
         h.options.concurrency,
         crate::latency::slack().as_secs(),
         crate::latency::peak_slack().as_secs(),

@@ -49,8 +49,12 @@ pub fn pause_binary(cache: &Path) -> Result<PathBuf, ImageError> {
     if binary.is_file() {
         return Ok(binary);
     }
-    let source = toolchain::module_source(&Component::kubernetes(), cache, "k8s.io/kubernetes")?
-        .join("build/pause/linux/pause.c");
+    let source = toolchain::module_source(
+        &Component::kubernetes(toolchain::KUBERNETES),
+        cache,
+        "k8s.io/kubernetes",
+    )?
+    .join("build/pause/linux/pause.c");
     std::fs::create_dir_all(&dir).map_err(|e| ImageError::Write(dir.display().to_string(), e))?;
     let partial = dir.join("pause.partial");
     contents::compile_pause(&source, &partial)?;

@@ -18,7 +18,7 @@ use k8s_openapi::api::core::v1::Namespace;
 use kube::api::{Api, DynamicObject, Patch, PatchParams, PostParams};
 use serde_json::json;
 
-pub use shared::{host, shared, test_source, test_version};
+pub use shared::{host, shared, shared_at, test_source, test_version};
 pub use source::{KueueSource, Materialized};
 pub use version::KueueVersion;
 

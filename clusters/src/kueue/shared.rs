@@ -32,8 +32,16 @@ pub fn host(cluster: &LocalCluster) -> KueueHost {
 pub fn shared(
     source: &KueueSource,
 ) -> Result<(&'static LocalCluster, &'static Mutex<Kueue>), String> {
+    shared_at(source, crate::toolchain::KUBERNETES)
+}
+
+/// Like [`shared`], with the cluster's Kubernetes release chosen by its first caller.
+pub fn shared_at(
+    source: &KueueSource,
+    kubernetes: &str,
+) -> Result<(&'static LocalCluster, &'static Mutex<Kueue>), String> {
     static KUEUE: OnceLock<Result<Mutex<Kueue>, String>> = OnceLock::new();
-    let cluster = local::shared()?;
+    let cluster = local::shared_at(kubernetes)?;
     let source = source.clone();
     let kueue = KUEUE
         .get_or_init(|| {

@@ -21,7 +21,7 @@ use crate::process::{Process, log_tail, resident_bytes};
 use crate::toolchain::{self, Component};
 
 pub use health::{HealthError, wait_ready};
-pub use shared::{release as release_shared, shared};
+pub use shared::{release as release_shared, shared, shared_at};
 
 pub use crate::scratch::remove_work_dir;
 use crate::scratch::{io, write_private as write};
@@ -40,6 +40,8 @@ pub struct LocalOptions {
     /// Leave the processes running when this value is dropped (`cluster up --detach`).
     pub detached: bool,
     pub cache: PathBuf,
+    /// The Kubernetes release of the control plane (and of a real node's kubelet).
+    pub kubernetes: String,
 }
 
 impl Default for LocalOptions {
@@ -52,6 +54,7 @@ impl Default for LocalOptions {
             work_dir: None,
             detached: false,
             cache: toolchain::cache_dir(),
+            kubernetes: toolchain::KUBERNETES.to_string(),
         }
     }
 }
@@ -76,6 +79,7 @@ pub struct LocalCluster {
     reach: Reach,
     remove_work_dir: bool,
     detached: bool,
+    kubernetes: String,
 }
 
 /// The real node's address, after checking that this machine can run one.
@@ -102,9 +106,9 @@ impl LocalCluster {
         let node_ip = real_node_address(opts.real_nodes)?;
         let reach = node_ip.map_or(Reach::Loopback, Reach::RealNode);
         let cache = opts.cache.clone();
-        let mut components = Component::control_plane();
+        let mut components = Component::control_plane(&opts.kubernetes);
         if node_ip.is_some() {
-            components.push(Component::kubernetes_node());
+            components.push(Component::kubernetes_node(&opts.kubernetes));
         }
         tokio::task::spawn_blocking(move || toolchain::build_all(&components, &cache))
             .await
@@ -127,6 +131,7 @@ impl LocalCluster {
             remove_work_dir,
             // Set once up: a start that fails half-way stops what it started.
             detached: false,
+            kubernetes: opts.kubernetes.clone(),
         };
         cluster.write_files()?;
         cluster.start_components(&opts).await?;
@@ -141,6 +146,7 @@ impl LocalCluster {
                 apiserver_port: cluster.ports.apiserver,
                 detached: opts.detached,
                 tainted: opts.nodes > 0,
+                kubernetes: opts.kubernetes.clone(),
             };
             cluster.node = Some(RealNode::start(setup, &client).await?);
         }
@@ -194,7 +200,7 @@ impl LocalCluster {
     async fn start_components(&mut self, opts: &LocalOptions) -> Result<(), ClusterError> {
         let w = self.work_dir.clone();
         let cache = &opts.cache;
-        let kube = Component::kubernetes();
+        let kube = Component::kubernetes(&opts.kubernetes);
         let pki_dir = w.join("pki");
         let read =
             |name: &str| std::fs::read_to_string(pki_dir.join(name)).map_err(|e| io(&pki_dir, e));
@@ -324,6 +330,11 @@ impl LocalCluster {
         let json =
             serde_json::to_string_pretty(&state).map_err(|e| ClusterError::Other(e.to_string()))?;
         write(&self.work_dir.join("state.json"), &json)
+    }
+
+    /// The Kubernetes release its control plane runs.
+    pub fn kubernetes(&self) -> &str {
+        &self.kubernetes
     }
 
     pub fn work_dir(&self) -> &Path {

@@ -10,19 +10,36 @@ use super::{LocalCluster, LocalOptions};
 static CLUSTER: OnceLock<Result<LocalCluster, String>> = OnceLock::new();
 
 pub fn shared() -> Result<&'static LocalCluster, String> {
-    CLUSTER
+    shared_at(crate::toolchain::KUBERNETES)
+}
+
+/// The process-wide cluster; its first caller chooses the Kubernetes release it runs, and a
+/// later caller that asks for another one gets an error.
+pub fn shared_at(kubernetes: &str) -> Result<&'static LocalCluster, String> {
+    let release = kubernetes.to_string();
+    let cluster = CLUSTER
         .get_or_init(|| {
-            std::thread::spawn(|| {
+            std::thread::spawn(move || {
                 let runtime = tokio::runtime::Runtime::new().map_err(|e| e.to_string())?;
                 runtime
-                    .block_on(LocalCluster::up(LocalOptions::default()))
+                    .block_on(LocalCluster::up(LocalOptions {
+                        kubernetes: release,
+                        ..LocalOptions::default()
+                    }))
                     .map_err(|e| e.to_string())
             })
             .join()
             .unwrap_or_else(|_| Err("the cluster start-up thread panicked".to_string()))
         })
         .as_ref()
-        .map_err(|e| format!("the shared local cluster did not come up: {e}"))
+        .map_err(|e| format!("the shared local cluster did not come up: {e}"))?;
+    if cluster.kubernetes() != kubernetes {
+        return Err(format!(
+            "the shared local cluster already runs Kubernetes {}, not {kubernetes}",
+            cluster.kubernetes()
+        ));
+    }
+    Ok(cluster)
 }
 
 /// Ends the process-wide cluster before the process exits. A static is never dropped, so its

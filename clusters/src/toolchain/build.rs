@@ -198,14 +198,25 @@ fn go_command(module: &Path) -> Command {
     cmd
 }
 
-/// The committed wrapper module, or one generated in the cache for an unpinned Kueue or
-/// reference-operator version.
+/// The committed wrapper module, or one generated in the cache for an unpinned Kubernetes,
+/// Kueue or reference-operator version.
 fn module_dir(component: &Component, cache: &Path) -> Result<PathBuf, BuildError> {
     let module = component.wrapper_module();
     if let Some(wrapper) = wrappers::find(&module) {
         return wrapper
             .write_into(cache)
             .map_err(|e| BuildError::Io(format!("{component}: wrapper module"), e));
+    }
+    if component.is_kubernetes() {
+        let generated = cache.join("modules").join(&module);
+        super::kubernetes_module::write(&component.version, &generated).map_err(|message| {
+            BuildError::Failed {
+                component: component.to_string(),
+                message,
+                log: String::new(),
+            }
+        })?;
+        return tidy(component, generated);
     }
     let Some(go_mod) = generated_go_mod(component) else {
         return Err(BuildError::Failed {
@@ -220,6 +231,12 @@ fn module_dir(component: &Component, cache: &Path) -> Result<PathBuf, BuildError
     let io = |e| BuildError::Io(format!("{component}: wrapper module"), e);
     std::fs::create_dir_all(&generated).map_err(io)?;
     std::fs::write(generated.join("go.mod"), go_mod).map_err(io)?;
+    tidy(component, generated)
+}
+
+/// `go mod tidy` in a generated wrapper module.
+fn tidy(component: &Component, generated: PathBuf) -> Result<PathBuf, BuildError> {
+    let io = |e| BuildError::Io(format!("{component}: wrapper module"), e);
     let out = go_command(&generated)
         .args(["mod", "tidy"])
         .output()
@@ -397,7 +414,7 @@ mod tests {
     fn every_component_is_reported_once_in_the_order_given() {
         let cache = tempfile::tempdir().unwrap();
         let components = [
-            Component::kubernetes(),
+            Component::kubernetes(super::super::KUBERNETES),
             Component::kueue("v0.19.2"),
             Component::etcd(),
             Component::kwok(),
@@ -416,7 +433,10 @@ mod tests {
 
     #[test]
     fn kubernetes_builds_three_binaries_with_version_stamps() {
-        let args = build_args(&Component::kubernetes(), Path::new("/c/k"));
+        let args = build_args(
+            &Component::kubernetes(super::super::KUBERNETES),
+            Path::new("/c/k"),
+        );
         assert!(args.iter().any(|a| a == "-o=/c/k/"));
         assert!(
             args.iter()
@@ -432,7 +452,7 @@ mod tests {
 
     #[test]
     fn the_node_binaries_build_from_the_kubernetes_wrapper_module() {
-        let node = Component::kubernetes_node();
+        let node = Component::kubernetes_node(super::super::KUBERNETES);
         assert_eq!(node.wrapper_module(), "kubernetes");
         assert_eq!(node.binaries(), &["kubelet", "kube-proxy"]);
         let args = build_args(&node, Path::new("/c/n"));
@@ -470,6 +490,13 @@ mod tests {
             assert!(
                 go_mod(module).contains(&format!("{path} {version}")),
                 "{module}/go.mod does not pin {path} {version}"
+            );
+        }
+        for version in super::super::KUBERNETES_PINNED {
+            let module = Component::kubernetes(version).wrapper_module();
+            assert!(
+                go_mod(&module).contains(&format!("k8s.io/kubernetes {version}")),
+                "{module}/go.mod does not pin k8s.io/kubernetes {version}"
             );
         }
         for version in super::super::KUEUE_PINNED {

@@ -2,11 +2,13 @@
 
 mod build;
 mod go;
+mod kubernetes_module;
 mod versions;
 pub mod wrappers;
 
 pub use build::{BuildError, BuildReport, build_all, ensure, module_source};
 pub use go::{GoError, check_go};
+pub use kubernetes_module::release as kubernetes_release;
 pub use versions::*;
 
 use std::path::{Path, PathBuf};
@@ -19,13 +21,14 @@ pub struct Component {
 }
 
 impl Component {
-    pub fn kubernetes() -> Self {
-        Self::pinned("kubernetes", KUBERNETES)
+    /// The control plane of a Kubernetes release ([`KUBERNETES`] unless `--kubernetes`).
+    pub fn kubernetes(version: &str) -> Self {
+        Self::pinned("kubernetes", version)
     }
     /// The kubelet and kube-proxy of a real node, from the same wrapper module as the control
     /// plane but cached apart, so that KWOK-only clusters never wait for their build.
-    pub fn kubernetes_node() -> Self {
-        Self::pinned("kubernetes-node", KUBERNETES)
+    pub fn kubernetes_node(version: &str) -> Self {
+        Self::pinned("kubernetes-node", version)
     }
     /// kubectl, whose `kustomize` renders Kueue's and KWOK's release manifests for an install
     /// into a cluster; same module, cached apart like the node's binaries.
@@ -58,9 +61,13 @@ impl Component {
         }
     }
 
-    /// The control plane, in the order they are needed.
-    pub fn control_plane() -> Vec<Self> {
-        vec![Self::etcd(), Self::kubernetes(), Self::kwok()]
+    /// The control plane of the Kubernetes release `kubernetes`, in the order they are needed.
+    pub fn control_plane(kubernetes: &str) -> Vec<Self> {
+        vec![Self::etcd(), Self::kubernetes(kubernetes), Self::kwok()]
+    }
+
+    fn is_kubernetes(&self) -> bool {
+        matches!(self.name, "kubernetes" | "kubernetes-node" | "kubectl")
     }
 
     pub fn binaries(&self) -> &'static [&'static str] {
@@ -83,6 +90,9 @@ impl Component {
     pub fn wrapper_module(&self) -> String {
         match self.name {
             "kueue" | "appwrapper" => format!("{}-{}", self.name, self.version),
+            _ if self.is_kubernetes() && self.version != KUBERNETES => {
+                format!("kubernetes-{}", self.version)
+            }
             "kubernetes-node" | "kubectl" => "kubernetes".into(),
             name => name.into(),
         }
@@ -134,6 +144,19 @@ fn cache_dir_from(var: impl Fn(&str) -> Option<std::ffi::OsString>) -> PathBuf {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn each_kubernetes_release_has_its_own_wrapper_module_and_cache_directory() {
+        let default = Component::kubernetes(KUBERNETES);
+        assert_eq!(default.wrapper_module(), "kubernetes");
+        let other = Component::kubernetes("v1.35.4");
+        assert_eq!(other.wrapper_module(), "kubernetes-v1.35.4");
+        assert_eq!(
+            Component::kubernetes_node("v1.35.4").wrapper_module(),
+            "kubernetes-v1.35.4"
+        );
+        assert_ne!(default.dir(Path::new("/c")), other.dir(Path::new("/c")));
+    }
 
     #[test]
     fn the_cache_is_awconf_cache_then_xdg_then_home() {

@@ -13,7 +13,7 @@ use crate::options::{ClusterChoice, ControllerMode, SuiteOptions};
 pub fn needed(options: &SuiteOptions, kueue_from: Option<KueueVersion>) -> Vec<Component> {
     let mut needed = Vec::new();
     if options.cluster == ClusterChoice::Local {
-        needed.push(Component::kubernetes());
+        needed.push(Component::kubernetes(&options.kubernetes));
         // A binary built elsewhere still takes its manifests from the release it is closest to.
         if let KueueSource::Release(to) | KueueSource::Binary { version: to, .. } = &options.kueue {
             needed.push(Component::kueue(&to.to_string()));

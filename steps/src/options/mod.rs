@@ -26,6 +26,8 @@ pub struct SuiteOptions {
     /// The release the `@kueue-upgrade` scenario upgrades Kueue from; `None`: the newest
     /// pinned release older than `kueue` (see [`SuiteOptions::kueue_upgrade`]).
     pub kueue_upgrade_from: Option<clusters::kueue::KueueVersion>,
+    /// The Kubernetes release of the local cluster's control plane (`v1.36.3` unless chosen).
+    pub kubernetes: String,
     /// A cucumber tag expression (`@kueue and not @serial`); `None` runs everything.
     pub tags: Option<String>,
     /// Substrings of `feature: scenario`; a scenario runs when it contains any of them (all
@@ -54,6 +56,7 @@ impl Default for SuiteOptions {
             kueue: clusters::kueue::test_source()
                 .unwrap_or_else(|_| clusters::kueue::KueueSource::pinned()),
             kueue_upgrade_from: None,
+            kubernetes: clusters::toolchain::KUBERNETES.to_string(),
             tags: None,
             filters: Vec::new(),
             features: FeatureSet::BuiltIn,

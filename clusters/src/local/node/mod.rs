@@ -20,7 +20,7 @@ use crate::cluster::ClusterError;
 use crate::images::{self, Loader};
 use crate::pki::Ca;
 use crate::process::Process;
-use crate::toolchain::Component;
+use crate::toolchain::{self, Component};
 
 pub use config::{POD_SUBNET, REAL_NODE_LABEL, REAL_NODE_TAINT};
 
@@ -37,6 +37,8 @@ pub struct NodeSetup {
     pub detached: bool,
     /// Tainted when fake nodes share the cluster (see [`config::kubelet`]).
     pub tainted: bool,
+    /// The Kubernetes release of the control plane, which the kubelet matches.
+    pub kubernetes: String,
 }
 
 /// What `cluster down` needs to tear a detached node down.
@@ -84,7 +86,8 @@ impl RealNode {
         let started = Instant::now();
         let paths = NodePaths::new(&setup.work_dir);
         take_claim(&setup)?;
-        let kube_proxy = Component::kubernetes_node().binary(&setup.cache, "kube-proxy");
+        let kube_proxy =
+            Component::kubernetes_node(&setup.kubernetes).binary(&setup.cache, "kube-proxy");
         let ports = allocate_ports()?;
         let mut node = Self {
             name: NODE_NAME.to_string(),
@@ -226,7 +229,7 @@ impl RealNode {
     }
 
     async fn start_kubelet(&mut self, setup: &NodeSetup) -> Result<(), ClusterError> {
-        let kubelet = Component::kubernetes_node().binary(&setup.cache, "kubelet");
+        let kubelet = Component::kubernetes_node(&setup.kubernetes).binary(&setup.cache, "kubelet");
         let args = config::kubelet_args(&self.paths, NODE_NAME, setup.node_ip);
         self.spawn("kubelet", &kubelet, args, setup)?;
         let url = format!("http://127.0.0.1:{}/healthz", self.ports.kubelet_healthz);
@@ -402,12 +405,32 @@ fn remove_containers(paths: &NodePaths) -> Result<(), String> {
 
 /// Tears down a detached node from its recorded pids (`awconf cluster down`).
 pub fn teardown_detached(work_dir: &Path, cache: &Path, state: &NodeState) -> Vec<String> {
-    let kube_proxy = Component::kubernetes_node().binary(cache, "kube-proxy");
+    let kube_proxy = cleanup_kube_proxy(cache);
     teardown(work_dir, &kube_proxy, |name| {
         if let Some((_, pid)) = state.pids.iter().find(|(n, _)| n == name) {
             crate::process::stop_pid(*pid, Duration::from_secs(10));
         }
     })
+}
+
+/// A kube-proxy to remove a node's rules with (`--cleanup` is the same in every release):
+/// the default release's, else any release's in the cache.
+fn cleanup_kube_proxy(cache: &Path) -> PathBuf {
+    let default = Component::kubernetes_node(toolchain::KUBERNETES).binary(cache, "kube-proxy");
+    if default.is_file() {
+        return default;
+    }
+    let releases = Component::kubernetes_node(toolchain::KUBERNETES)
+        .dir(cache)
+        .parent()
+        .and_then(|dir| std::fs::read_dir(dir).ok());
+    releases
+        .into_iter()
+        .flatten()
+        .flatten()
+        .map(|entry| entry.path().join("kube-proxy"))
+        .find(|path| path.is_file())
+        .unwrap_or(default)
 }
 
 /// Refuses to start beside a live real node; removes one left by a run that died.
@@ -433,7 +456,7 @@ fn take_claim(setup: &NodeSetup) -> Result<(), ClusterError> {
 
 /// Cleans up after a node whose processes are gone.
 pub fn clean_stale(work_dir: &Path, cache: &Path) {
-    let kube_proxy = Component::kubernetes_node().binary(cache, "kube-proxy");
+    let kube_proxy = cleanup_kube_proxy(cache);
     for error in teardown(work_dir, &kube_proxy, |_| {}) {
         tracing::warn!(
             "cleaning up the real node left in {}: {error}",
