@@ -4,6 +4,10 @@
 //!
 //! An assertion without a deadline reads the state once: a state that was wrong and came back
 //! must not pass because the step happened to poll at the right moment.
+//!
+//! A deadline is an upper bound, and like the late side of a timing window it carries the slack
+//! of a stand that was measurably slow while the step waited ([`crate::latency`]): on a quiet
+//! machine none, on a busy one a few seconds.
 
 use std::future::Future;
 use std::time::{Duration, Instant};
@@ -66,14 +70,30 @@ where
     }
 }
 
-/// Polls `check` until it is done, for at most `timeout`.
-pub async fn eventually<T, F, Fut>(timeout: Duration, what: &str, mut check: F) -> anyhow::Result<T>
+/// Polls `check` until it is done, for at most `timeout` plus the slack of a slow stand.
+pub async fn eventually<T, F, Fut>(timeout: Duration, what: &str, check: F) -> anyhow::Result<T>
+where
+    F: FnMut() -> Fut,
+    Fut: Future<Output = anyhow::Result<Check<T>>>,
+{
+    poll_until(timeout, crate::latency::slack_over, what, check).await
+}
+
+/// [`eventually`] with the slack for a span of `timeout` taken from `slack_over`, asked once
+/// the deadline has come.
+async fn poll_until<T, F, Fut>(
+    timeout: Duration,
+    slack_over: impl Fn(Duration) -> Duration,
+    what: &str,
+    mut check: F,
+) -> anyhow::Result<T>
 where
     F: FnMut() -> Fut,
     Fut: Future<Output = anyhow::Result<Check<T>>>,
 {
     let start = Instant::now();
-    let deadline = start + timeout;
+    let mut deadline = start + timeout;
+    let mut slack: Option<Duration> = None;
     let mut last = String::from("(nothing observed)");
     let mut last_error: Option<String> = None;
     loop {
@@ -87,11 +107,23 @@ where
             Err(e) => last_error = Some(format!("{e:#}")),
         }
         if Instant::now() >= deadline {
+            if slack.is_none() {
+                let extra = slack_over(timeout);
+                slack = Some(extra);
+                if !extra.is_zero() {
+                    deadline += extra;
+                    continue;
+                }
+            }
             let error = last_error
                 .map(|e| format!("\nlast API error: {e}"))
                 .unwrap_or_default();
+            let allowed = match slack.unwrap_or_default().as_secs() {
+                0 => String::new(),
+                extra => format!(" (and {extra}s more for a slow stand)"),
+            };
             anyhow::bail!(
-                "timed out after {}s waiting for {what}{error}\nlast seen:\n{last}",
+                "timed out after {}s{allowed} waiting for {what}{error}\nlast seen:\n{last}",
                 timeout.as_secs()
             );
         }
@@ -283,5 +315,46 @@ mod tests {
         .unwrap_err()
         .to_string();
         assert!(err.contains("could not be read"), "{err}");
+    }
+
+    #[tokio::test]
+    async fn a_deadline_carries_the_slack_of_a_slow_stand() {
+        let done_after = |at: Duration| {
+            let start = Instant::now();
+            move || async move {
+                Ok(if start.elapsed() >= at {
+                    Check::Done(())
+                } else {
+                    Check::NotYet("not yet".into())
+                })
+            }
+        };
+        let late = Duration::from_millis(700);
+        let quiet = poll_until(
+            Duration::from_millis(300),
+            |_| Duration::ZERO,
+            "x",
+            done_after(late),
+        );
+        let e = quiet.await.unwrap_err().to_string();
+        assert!(e.contains("timed out after 0s waiting for x"), "{e}");
+        let busy = poll_until(
+            Duration::from_millis(300),
+            |_| Duration::from_secs(1),
+            "x",
+            done_after(late),
+        );
+        busy.await.unwrap();
+        let too_late = poll_until(
+            Duration::from_millis(100),
+            |_| Duration::from_millis(200),
+            "x",
+            done_after(Duration::from_secs(2)),
+        );
+        let e = too_late.await.unwrap_err().to_string();
+        assert!(
+            !e.contains("more for a slow stand"),
+            "whole seconds only: {e}"
+        );
     }
 }
