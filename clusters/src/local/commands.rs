@@ -97,6 +97,9 @@ pub fn apiserver(w: &Path, ports: &Ports, reach: Reach) -> Vec<String> {
         Reach::Loopback => args.extend([
             "--bind-address=127.0.0.1".into(),
             "--advertise-address=127.0.0.1".into(),
+            // No pod runs to reach the API server through the `kubernetes` Service, and since
+            // 1.37 the endpoint reconciler refuses a loopback address.
+            "--endpoint-reconciler-type=none".into(),
             "--authorization-mode=RBAC".into(),
             // No kubelet mounts tokens here; without this plugin a pod does not wait for its
             // namespace's default ServiceAccount.
@@ -249,6 +252,10 @@ mod tests {
         ] {
             assert!(args.contains(&"--bind-address=127.0.0.1".to_string()));
         }
+        assert!(
+            apiserver(w, &ports, Reach::Loopback)
+                .contains(&"--endpoint-reconciler-type=none".to_string())
+        );
         assert!(etcd(w, &ports).iter().all(|a| !a.contains("0.0.0.0")));
         assert!(kwok(w, &ports).contains(&"--server-address=127.0.0.1:6".to_string()));
     }
