@@ -68,7 +68,14 @@ pub fn serve(
         .route("/metrics", any(serve_metrics))
         .with_state(metrics)
         .layer(middleware::from_fn_with_state(auth, authenticate));
-    let accept = accept_loop("metrics", listener, tls, app, stopped.clone());
+    let accept = accept_loop(
+        "metrics",
+        listener,
+        tls,
+        app,
+        options.limits,
+        stopped.clone(),
+    );
     let reloader = async move {
         if let Some(files) = reloading {
             reload_loop("metrics", files, Duration::from_secs(1), stopped).await;

@@ -15,7 +15,7 @@ use tokio::task::JoinHandle;
 
 use super::admission::{Review, Webhooks};
 use crate::https::{
-    CertError, ReloadingCert, accept_loop, crypto_provider, reload_loop, server_config,
+    CertError, Limits, ReloadingCert, accept_loop, crypto_provider, reload_loop, server_config,
 };
 
 pub const MUTATE_PATH: &str = "/mutate-workload-codeflare-dev-v1beta2-appwrapper";
@@ -36,6 +36,7 @@ pub struct ServerOptions {
     pub http2: bool,
     /// How often the certificate files are checked for changes.
     pub reload_interval: Duration,
+    pub limits: Limits,
 }
 
 impl ServerOptions {
@@ -48,6 +49,7 @@ impl ServerOptions {
             key_file: dir.join("tls.key"),
             http2: false,
             reload_interval: Duration::from_secs(1),
+            limits: Limits::default(),
         }
     }
 }
@@ -146,7 +148,7 @@ pub async fn serve(
     );
     let task = tokio::spawn(async move {
         tokio::join!(
-            accept_loop("webhook", listener, tls, app, stopped),
+            accept_loop("webhook", listener, tls, app, options.limits, stopped),
             reloader
         );
     });
