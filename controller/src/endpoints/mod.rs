@@ -22,7 +22,7 @@ use tokio::task::JoinHandle;
 
 pub use metrics_auth::{Authentication, Authorization, Refusal, bearer_token};
 pub use metrics_server::default_metrics_cert_dir;
-pub use reviews::MetricsAuth;
+pub use reviews::{MetricsAuth, ReviewError, Reviewer};
 
 use crate::https::{CertError, Limits};
 use crate::metrics::Metrics;
@@ -172,6 +172,9 @@ async fn readyz(State(ready): State<ReadyCheck>) -> impl IntoResponse {
         Err(why) => (StatusCode::INTERNAL_SERVER_ERROR, why),
     }
 }
+
+#[cfg(test)]
+mod served_tests;
 
 #[cfg(test)]
 mod tests {
