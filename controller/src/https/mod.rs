@@ -1,6 +1,7 @@
 //! Serving an axum router over rustls, for the webhook server and the metrics endpoint.
 
 mod cert_files;
+mod idle;
 mod request_deadline;
 mod self_signed;
 #[cfg(test)]
@@ -30,13 +31,16 @@ pub use self_signed::self_signed_localhost;
 pub const TLS_HANDSHAKE_TIMEOUT: Duration = Duration::from_secs(10);
 /// A request's headers must arrive within this from when the server starts waiting for them
 /// (net/http's `ReadHeaderTimeout`). hyper starts waiting again after each answer, so a
-/// kept-alive connection left idle is closed after this too.
+/// kept-alive connection left idle is closed after this too; an HTTP/2 connection with no
+/// request in flight for this long is closed as well.
 pub const HEADER_READ_TIMEOUT: Duration = Duration::from_secs(10);
 /// A request's body must arrive, and its answer be made, within this; else 408.
 pub const REQUEST_TIMEOUT: Duration = Duration::from_secs(30);
 /// Connections served at once; more wait in the listen backlog. Each costs a task and
 /// rustls' buffers, so this bounds memory, and stays well below the usual file limit.
 pub const MAX_CONNECTIONS: usize = 1024;
+/// How long an idle HTTP/2 connection is given to close after GOAWAY before it is dropped.
+const IDLE_CLOSE_GRACE: Duration = Duration::from_secs(1);
 /// How long accepting pauses after an accept error (such as running out of file descriptors),
 /// rather than retrying in a busy loop.
 const ACCEPT_ERROR_PAUSE: Duration = Duration::from_millis(100);
@@ -167,6 +171,8 @@ async fn serve_connection(
     // The protocol ALPN chose, rather than the auto builder's sniffing of the first bytes,
     // which waits for them without a timeout.
     let h2 = tls.get_ref().1.alpn_protocol() == Some(b"h2");
+    let idle = idle::Idle::new();
+    let app = if h2 { idle.track(app) } else { app };
     let service = TowerToHyperService::new(app);
     let mut builder = auto::Builder::new(TokioExecutor::new());
     builder
@@ -185,6 +191,14 @@ async fn serve_connection(
         () = until_stopped(&mut stopped) => {
             connection.as_mut().graceful_shutdown();
             connection.await
+        }
+        () = idle.for_longer_than(limits.header_read), if h2 => {
+            // hyper waits for the connection preface before it goes away, and a client may
+            // never send one.
+            connection.as_mut().graceful_shutdown();
+            tokio::time::timeout(IDLE_CLOSE_GRACE, connection)
+                .await
+                .unwrap_or(Ok(()))
         }
     };
     if let Err(e) = result {

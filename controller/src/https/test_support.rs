@@ -89,10 +89,15 @@ pub struct TestServer {
 
 impl TestServer {
     pub async fn start(app: Router, limits: Limits) -> Self {
+        Self::start_with(app, limits, false).await
+    }
+
+    /// With HTTP/2 offered in ALPN when `http2`.
+    pub async fn start_with(app: Router, limits: Limits, http2: bool) -> Self {
         let cert = TestCert::new();
         let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
         let addr = listener.local_addr().unwrap();
-        let tls = server_config(cert.resolver(), crypto_provider(), false).unwrap();
+        let tls = server_config(cert.resolver(), crypto_provider(), http2).unwrap();
         let (stop, stopped) = watch::channel(false);
         let task = tokio::spawn(accept_loop("test", listener, tls, app, limits, stopped));
         TestServer {
