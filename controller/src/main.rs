@@ -12,6 +12,7 @@ use appwrapper_controller::endpoints::{
     EndpointOptions, MetricsAuth, ReadyCheck, bind_address, default_metrics_cert_dir,
     serve_endpoints,
 };
+use appwrapper_controller::https::Limits;
 use appwrapper_controller::metrics::Metrics;
 use appwrapper_controller::namespace::operator_namespace;
 use appwrapper_controller::run::run_selected;
@@ -177,6 +178,7 @@ async fn main() -> anyhow::Result<()> {
             .clone()
             .unwrap_or_else(default_metrics_cert_dir),
         http2: manager.enable_http2,
+        limits: Limits::default(),
     };
     let auth = Arc::new(MetricsAuth::new(client.clone()));
     let _endpoints =

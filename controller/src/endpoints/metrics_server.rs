@@ -1,6 +1,7 @@
 //! `/metrics` as controller-runtime's secure metrics server serves it: HTTPS, the certificate
 //! from its directory when there is one and otherwise self-signed, every request
-//! authenticated and authorized first.
+//! authenticated and authorized first. Only GET is answered, and a request that comes with a
+//! body is refused before it is read.
 
 use std::net::SocketAddr;
 use std::path::PathBuf;
@@ -8,11 +9,12 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use axum::Router;
+use axum::body::HttpBody as _;
 use axum::extract::{Request, State};
 use axum::http::{HeaderValue, StatusCode, header};
 use axum::middleware::{self, Next};
 use axum::response::{IntoResponse, Response};
-use axum::routing::any;
+use axum::routing::get;
 use rustls::server::ResolvesServerCert;
 use tokio::net::TcpListener;
 use tokio::sync::watch;
@@ -65,10 +67,18 @@ pub fn serve(
         };
     let tls = server_config(certs, provider, options.http2)?;
     let app = Router::new()
-        .route("/metrics", any(serve_metrics))
+        .route("/metrics", get(serve_metrics))
         .with_state(metrics)
-        .layer(middleware::from_fn_with_state(auth, authenticate));
-    let accept = accept_loop("metrics", listener, tls, app, stopped.clone());
+        .layer(middleware::from_fn_with_state(auth, authenticate))
+        .layer(middleware::from_fn(refuse_a_body));
+    let accept = accept_loop(
+        "metrics",
+        listener,
+        tls,
+        app,
+        options.limits,
+        stopped.clone(),
+    );
     let reloader = async move {
         if let Some(files) = reloading {
             reload_loop("metrics", files, Duration::from_secs(1), stopped).await;
@@ -79,6 +89,18 @@ pub fn serve(
     });
     tracing::info!("serving metrics on https://{local}/metrics");
     Ok((local, task))
+}
+
+/// A body that is not known to be empty (a `Content-Length` above 0, or chunked) is refused
+/// without reading it, before its sender costs the API server a review.
+async fn refuse_a_body(request: Request, next: Next) -> Response {
+    if request.body().size_hint().upper() == Some(0) {
+        return next.run(request).await;
+    }
+    plain_text(
+        StatusCode::PAYLOAD_TOO_LARGE,
+        "the metrics endpoint takes no request body",
+    )
 }
 
 async fn authenticate(
@@ -98,20 +120,24 @@ async fn authenticate(
         Err(refusal) => {
             let status =
                 StatusCode::from_u16(refusal.status).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR);
-            // As Go's http.Error writes it.
-            let mut response = (status, format!("{}\n", refusal.message)).into_response();
-            let headers = response.headers_mut();
-            headers.insert(
-                header::CONTENT_TYPE,
-                HeaderValue::from_static("text/plain; charset=utf-8"),
-            );
-            headers.insert(
-                header::X_CONTENT_TYPE_OPTIONS,
-                HeaderValue::from_static("nosniff"),
-            );
-            response
+            plain_text(status, &refusal.message)
         }
     }
+}
+
+/// As Go's `http.Error` writes it.
+fn plain_text(status: StatusCode, message: &str) -> Response {
+    let mut response = (status, format!("{message}\n")).into_response();
+    let headers = response.headers_mut();
+    headers.insert(
+        header::CONTENT_TYPE,
+        HeaderValue::from_static("text/plain; charset=utf-8"),
+    );
+    headers.insert(
+        header::X_CONTENT_TYPE_OPTIONS,
+        HeaderValue::from_static("nosniff"),
+    );
+    response
 }
 
 async fn serve_metrics(State(metrics): State<Arc<Metrics>>) -> impl IntoResponse {

@@ -22,9 +22,9 @@ use tokio::task::JoinHandle;
 
 pub use metrics_auth::{Authentication, Authorization, Refusal, bearer_token};
 pub use metrics_server::default_metrics_cert_dir;
-pub use reviews::MetricsAuth;
+pub use reviews::{MetricsAuth, ReviewError, Reviewer};
 
-use crate::https::CertError;
+use crate::https::{CertError, Limits};
 use crate::metrics::Metrics;
 
 /// Whether the replica is ready, and why not.
@@ -54,6 +54,7 @@ pub struct EndpointOptions {
     pub metrics_cert_dir: PathBuf,
     /// `controllerManager.enableHTTP2`.
     pub http2: bool,
+    pub limits: Limits,
 }
 
 /// A controller-runtime bind address as a socket address string: `"0"` (and `""`) disable the
@@ -171,6 +172,9 @@ async fn readyz(State(ready): State<ReadyCheck>) -> impl IntoResponse {
         Err(why) => (StatusCode::INTERNAL_SERVER_ERROR, why),
     }
 }
+
+#[cfg(test)]
+mod served_tests;
 
 #[cfg(test)]
 mod tests {

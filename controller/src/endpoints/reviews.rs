@@ -4,6 +4,7 @@
 use std::sync::Mutex;
 use std::time::Instant;
 
+use futures::future::BoxFuture;
 use k8s_openapi::api::authentication::v1::{TokenReview, TokenReviewSpec, UserInfo};
 use k8s_openapi::api::authorization::v1::SubjectAccessReview;
 use kube::Client;
@@ -15,16 +16,59 @@ use super::metrics_auth::{
 };
 use super::ttl_cache::TtlCache;
 
+/// The API server could not make a review.
+#[derive(Debug, thiserror::Error)]
+#[error("{0}")]
+pub struct ReviewError(pub String);
+
+/// Who makes the reviews: the API server, or a test's stand-in.
+pub trait Reviewer: Send + Sync {
+    fn token_review(&self, review: TokenReview) -> BoxFuture<'_, Result<TokenReview, ReviewError>>;
+    fn access_review(
+        &self,
+        review: SubjectAccessReview,
+    ) -> BoxFuture<'_, Result<SubjectAccessReview, ReviewError>>;
+}
+
+struct ApiServer(Client);
+
+impl Reviewer for ApiServer {
+    fn token_review(&self, review: TokenReview) -> BoxFuture<'_, Result<TokenReview, ReviewError>> {
+        Box::pin(async move {
+            Api::<TokenReview>::all(self.0.clone())
+                .create(&PostParams::default(), &review)
+                .await
+                .map_err(|e| ReviewError(e.to_string()))
+        })
+    }
+
+    fn access_review(
+        &self,
+        review: SubjectAccessReview,
+    ) -> BoxFuture<'_, Result<SubjectAccessReview, ReviewError>> {
+        Box::pin(async move {
+            Api::<SubjectAccessReview>::all(self.0.clone())
+                .create(&PostParams::default(), &review)
+                .await
+                .map_err(|e| ReviewError(e.to_string()))
+        })
+    }
+}
+
 pub struct MetricsAuth {
-    client: Client,
+    reviewer: Box<dyn Reviewer>,
     tokens: Mutex<TtlCache<String, Authentication>>,
     decisions: Mutex<TtlCache<String, Authorization>>,
 }
 
 impl MetricsAuth {
     pub fn new(client: Client) -> Self {
+        Self::with_reviewer(ApiServer(client))
+    }
+
+    pub fn with_reviewer(reviewer: impl Reviewer + 'static) -> Self {
         MetricsAuth {
-            client,
+            reviewer: Box::new(reviewer),
             tokens: Mutex::default(),
             decisions: Mutex::default(),
         }
@@ -74,8 +118,7 @@ impl MetricsAuth {
             },
             ..Default::default()
         };
-        let api: Api<TokenReview> = Api::all(self.client.clone());
-        let answer = match api.create(&PostParams::default(), &review).await {
+        let answer = match self.reviewer.token_review(review).await {
             Ok(answer) => authentication(answer.status.as_ref()),
             Err(e) => return Authentication::Failed(e.to_string()),
         };
@@ -101,8 +144,7 @@ impl MetricsAuth {
             spec,
             ..Default::default()
         };
-        let api: Api<SubjectAccessReview> = Api::all(self.client.clone());
-        let answer = match api.create(&PostParams::default(), &review).await {
+        let answer = match self.reviewer.access_review(review).await {
             Ok(answer) => authorization(answer.status.as_ref()),
             Err(e) => return Authorization::Failed(e.to_string()),
         };

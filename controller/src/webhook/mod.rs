@@ -3,6 +3,7 @@
 //! AdmissionReviews and `server` to HTTP.
 
 mod admission;
+mod decode;
 mod defaulting;
 pub mod field;
 mod rbac;

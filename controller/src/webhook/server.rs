@@ -6,16 +6,20 @@ use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
 
+use axum::body::Bytes;
 use axum::extract::{DefaultBodyLimit, State};
+use axum::http::{HeaderMap, StatusCode, header};
+use axum::response::{IntoResponse, Response};
 use axum::routing::post;
 use axum::{Json, Router};
 use tokio::net::TcpListener;
 use tokio::sync::watch;
 use tokio::task::JoinHandle;
 
-use super::admission::{Review, Webhooks};
+use super::admission::Webhooks;
+use super::decode::decode;
 use crate::https::{
-    CertError, ReloadingCert, accept_loop, crypto_provider, reload_loop, server_config,
+    CertError, Limits, ReloadingCert, accept_loop, crypto_provider, reload_loop, server_config,
 };
 
 pub const MUTATE_PATH: &str = "/mutate-workload-codeflare-dev-v1beta2-appwrapper";
@@ -36,6 +40,7 @@ pub struct ServerOptions {
     pub http2: bool,
     /// How often the certificate files are checked for changes.
     pub reload_interval: Duration,
+    pub limits: Limits,
 }
 
 impl ServerOptions {
@@ -48,6 +53,7 @@ impl ServerOptions {
             key_file: dir.join("tls.key"),
             http2: false,
             reload_interval: Duration::from_secs(1),
+            limits: Limits::default(),
         }
     }
 }
@@ -99,15 +105,42 @@ pub fn router(webhooks: Arc<Webhooks>) -> Router {
         .with_state(webhooks)
 }
 
-async fn mutate(State(webhooks): State<Arc<Webhooks>>, Json(review): Json<Review>) -> Json<Review> {
-    Json(webhooks.mutate(review))
+async fn mutate(
+    State(webhooks): State<Arc<Webhooks>>,
+    headers: HeaderMap,
+    body: Bytes,
+) -> Response {
+    match decode(content_type(&headers), &body) {
+        Ok(review) => Json(webhooks.mutate(review)).into_response(),
+        Err(e) => bad_request(e),
+    }
 }
 
 async fn validate(
     State(webhooks): State<Arc<Webhooks>>,
-    Json(review): Json<Review>,
-) -> Json<Review> {
-    Json(webhooks.validate(review).await)
+    headers: HeaderMap,
+    body: Bytes,
+) -> Response {
+    match decode(content_type(&headers), &body) {
+        Ok(review) => Json(webhooks.validate(review).await).into_response(),
+        Err(e) => bad_request(e),
+    }
+}
+
+fn content_type(headers: &HeaderMap) -> Option<&str> {
+    headers
+        .get(header::CONTENT_TYPE)
+        .map(|v| v.to_str().unwrap_or("not text"))
+}
+
+fn bad_request(error: impl std::fmt::Display) -> Response {
+    tracing::debug!("webhook request refused: {error}");
+    (
+        StatusCode::BAD_REQUEST,
+        [(header::CONTENT_TYPE, "text/plain; charset=utf-8")],
+        format!("{error}\n"),
+    )
+        .into_response()
 }
 
 /// Binds and starts serving. Missing certificate files are not an error: handshakes fail until
@@ -146,7 +179,7 @@ pub async fn serve(
     );
     let task = tokio::spawn(async move {
         tokio::join!(
-            accept_loop("webhook", listener, tls, app, stopped),
+            accept_loop("webhook", listener, tls, app, options.limits, stopped),
             reloader
         );
     });

@@ -2,6 +2,7 @@
 
 mod create;
 mod field;
+mod hostile;
 mod rbac;
 mod registration;
 mod review;

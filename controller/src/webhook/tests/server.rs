@@ -4,14 +4,13 @@
 use serde_json::{Value, json};
 
 use super::*;
+use crate::https::test_support::TestCert;
 use crate::webhook::{MUTATE_PATH, ServerOptions, VALIDATE_PATH, WebhookServer, serve};
 
 /// Serves from `dir`, with a self-signed `tls.crt`/`tls.key` written there when `certs`.
 async fn start(dir: &std::path::Path, certs: bool) -> WebhookServer {
     if certs {
-        let generated = rcgen::generate_simple_self_signed(vec!["127.0.0.1".to_owned()]).unwrap();
-        std::fs::write(dir.join("tls.crt"), generated.cert.pem()).unwrap();
-        std::fs::write(dir.join("tls.key"), generated.signing_key.serialize_pem()).unwrap();
+        TestCert::new().write(dir);
     }
     serve(
         ServerOptions::in_dir(dir, "127.0.0.1:0".parse().unwrap()),
