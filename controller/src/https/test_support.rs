@@ -108,6 +108,11 @@ impl TestServer {
         }
     }
 
+    /// Stops the server as its owner does.
+    pub fn stop(&self) {
+        let _ = self.stop.send(true);
+    }
+
     pub async fn connect(&self) -> TlsStream<TcpStream> {
         tls_connect(&self.cert.http1(), self.addr).await
     }

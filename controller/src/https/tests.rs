@@ -282,3 +282,22 @@ async fn an_idle_http2_connection_is_disconnected() {
         "disconnected after {closed:?}"
     );
 }
+
+/// A client's pooled connection must not keep reaching a server that was stopped (the API
+/// server would go on talking to a webhook server replaced by one with other settings).
+#[tokio::test]
+async fn stopping_the_server_closes_its_open_connections() {
+    let patient = Limits {
+        header_read: Duration::from_secs(30),
+        request: Duration::from_secs(30),
+        ..SHORT
+    };
+    let server = TestServer::start(app(), patient).await;
+    let mut idle = server.connect().await;
+    tokio::time::sleep(Duration::from_millis(200)).await;
+    let stopped = Instant::now();
+    server.stop();
+    let (_, closed) = read_until_closed(&mut idle, stopped, Duration::from_secs(10)).await;
+    let closed = closed.expect("the connection stayed open after the server stopped");
+    assert!(closed < SLACK, "closed {closed:?} after the stop");
+}
