@@ -2,24 +2,26 @@
 //! reference operator as a child process, or any external command. Scenarios stop, kill and
 //! restart it.
 
+mod launch;
+mod settings;
+
 use std::path::{Path, PathBuf};
-use std::sync::Arc;
 use std::time::Duration;
 
 use anyhow::Context as _;
 use appwrapper_controller::config::Config;
 use appwrapper_controller::duration::GoDuration;
-use appwrapper_controller::metrics::Metrics;
 use appwrapper_controller::run::Handle;
 use appwrapper_controller::webhook::WebhookServer;
 use clusters::install::scale::Workload;
 use clusters::process::Process;
 
-use crate::operator_config::Placement;
-use crate::options::mode::{WEBHOOK_CERT_DIR, WEBHOOK_PORT};
-use crate::options::{ControllerMode, ExternalCommand};
+pub use launch::find_binary;
+pub use settings::{EXTERNAL_OPERATOR_NAMESPACE, operator_config_path};
+use settings::{write_config, write_operator_config};
+
+use crate::options::ControllerMode;
 use crate::webhook::WebhookEndpoint;
-use clusters::install::controller::manifests::CONFIG_MAP;
 
 /// The suite's fault-tolerance defaults: seconds instead of minutes, so that a scenario that
 /// does not set an annotation still finishes quickly. `gracePeriodCeiling` is low too, so that
@@ -223,104 +225,14 @@ impl ControllerUnderTest {
             return Ok(());
         }
         let running = match &self.mode {
-            ControllerMode::Embedded => Running::Embedded(
-                appwrapper_controller::run::run_selected(
-                    self.config.clone(),
-                    client.clone(),
-                    Arc::new(Metrics::default()),
-                    self.selector.clone(),
-                )
-                .await
-                .context("starting the embedded controller")?,
-            ),
-            ControllerMode::Process { binary } => {
-                let binary = match binary {
-                    Some(b) => b.clone(),
-                    None => find_binary()?,
-                };
-                let mut args = vec![
-                    "--kubeconfig".to_string(),
-                    self.kubeconfig.display().to_string(),
-                    "--config-file".to_string(),
-                    self.config_path.display().to_string(),
-                ];
-                if let Some(selector) = &self.selector {
-                    args.extend(["--appwrapper-selector".to_string(), selector.clone()]);
-                }
-                if let Some(webhook) = &self.webhook {
-                    args.extend([
-                        "--webhook-cert-dir".to_string(),
-                        webhook.cert_dir.display().to_string(),
-                        "--webhook-bind-address".to_string(),
-                        webhook.bind_address(),
-                    ]);
-                }
-                let envs: [(&str, String); 0] = [];
-                Running::Child(
-                    Process::start(
-                        "appwrapper-controller",
-                        &binary,
-                        &args,
-                        &envs,
-                        &self.log_path,
-                        false,
-                    )
-                    .with_context(|| format!("starting {}", binary.display()))?,
-                )
-            }
-            ControllerMode::Reference { version } => {
-                let binary = crate::reference::binary(version);
-                let args = vec![
-                    "--kubeconfig".to_string(),
-                    self.kubeconfig.display().to_string(),
-                ];
-                Running::Child(
-                    Process::start(
-                        "appwrapper-operator",
-                        &binary,
-                        &args,
-                        &crate::reference::environment(&self.kubeconfig),
-                        &self.log_path,
-                        false,
-                    )
-                    .with_context(|| format!("starting {}", binary.display()))?,
-                )
-            }
+            ControllerMode::Embedded => launch::embedded(self, client).await?,
+            ControllerMode::Process { binary } => launch::process(self, binary.as_deref())?,
+            ControllerMode::Reference { version } => launch::reference(self, version)?,
             ControllerMode::InCluster { .. } | ControllerMode::Installed { .. } => {
                 self.in_cluster()?.start(Duration::from_secs(120)).await?;
                 Running::InCluster
             }
-            ControllerMode::External { command } => {
-                let operator_config = self
-                    .config_path
-                    .parent()
-                    .map(operator_config_path)
-                    .unwrap_or_default();
-                let command = external_command(
-                    command,
-                    &self.kubeconfig,
-                    &self.config_path,
-                    &operator_config,
-                    self.webhook.as_ref(),
-                );
-                let envs = [
-                    ("KUBECONFIG", self.kubeconfig.display().to_string()),
-                    (
-                        "AWCONF_CONTROLLER_CONFIG",
-                        self.config_path.display().to_string(),
-                    ),
-                    (
-                        "AWCONF_OPERATOR_CONFIG",
-                        operator_config.display().to_string(),
-                    ),
-                    ("NO_COLOR", "1".to_string()),
-                ];
-                let (program, args) = command.program_and_args();
-                Running::Child(
-                    Process::start("controller", &program, &args, &envs, &self.log_path, false)
-                        .with_context(|| format!("starting `{command}`"))?,
-                )
-            }
+            ControllerMode::External { command } => launch::external(self, command)?,
         };
         self.running = Some(running);
         self.starts += 1;
@@ -364,53 +276,6 @@ impl ControllerUnderTest {
 }
 
 impl ControllerUnderTest {
-    /// Takes `config` for its next start: its configuration files are written again and, for
-    /// a controller that reads the operator's ConfigMap (the reference, one in a cluster), that
-    /// ConfigMap. The embedded webhook server is served again with it at once; a controller
-    /// that serves its own webhooks takes it when it is restarted.
-    pub async fn reconfigure(
-        &mut self,
-        client: &kube::Client,
-        config: Config,
-    ) -> anyhow::Result<()> {
-        write_config(&config, &self.config_path)?;
-        match &self.mode {
-            ControllerMode::Embedded => {
-                if let Some(server) = self.webhook_server.take() {
-                    server.stop().await;
-                    let endpoint = self
-                        .webhook
-                        .as_ref()
-                        .context("the embedded webhook server's endpoint is not known")?;
-                    self.webhook_server = Some(endpoint.serve(&config, client.clone()).await?);
-                }
-            }
-            ControllerMode::Process { .. } => {}
-            ControllerMode::External { .. } => {
-                if let Some(dir) = self.config_path.parent() {
-                    write_operator_config(&config, &operator_config_path(dir))?;
-                }
-            }
-            ControllerMode::Reference { .. } => {
-                let cert_dir = PathBuf::from(crate::reference::CERT_DIR);
-                let placement = Placement::Beside {
-                    cert_dir: &cert_dir,
-                    namespace: crate::reference::NAMESPACE,
-                };
-                write_config_map(client, &config, crate::reference::NAMESPACE, &placement).await?;
-            }
-            ControllerMode::InCluster { .. } | ControllerMode::Installed { .. } => {
-                let namespace = self.in_cluster()?.namespace.clone();
-                let placement = Placement::InCluster {
-                    namespace: &namespace,
-                };
-                write_config_map(client, &config, &namespace, &placement).await?;
-            }
-        }
-        self.config = config;
-        Ok(())
-    }
-
     /// Restarts it with `config` and waits until its webhooks answer with it.
     pub async fn restart_with(
         &mut self,
@@ -438,108 +303,11 @@ impl ControllerUnderTest {
     }
 }
 
-/// Our controller's configuration file (`--config-file`, `{config}`).
-fn write_config(config: &Config, path: &Path) -> anyhow::Result<()> {
-    let text = serde_saphyr::to_string(config).context("rendering the controller config")?;
-    std::fs::write(path, text).with_context(|| format!("writing {}", path.display()))
-}
-
-/// The operator's ConfigMap in `namespace`, which the reference (and ours in a cluster)
-/// reads when it starts.
-async fn write_config_map(
-    client: &kube::Client,
-    config: &Config,
-    namespace: &str,
-    placement: &Placement<'_>,
-) -> anyhow::Result<()> {
-    let settings = crate::operator_config::operator_config(config, placement)?;
-    let config_map = serde_json::json!({
-        "apiVersion": "v1", "kind": "ConfigMap",
-        "metadata": { "name": CONFIG_MAP, "namespace": namespace },
-        "data": { "config.yaml": crate::yaml::render(&settings) },
-    });
-    clusters::install::apply::apply(client, &config_map)
-        .await
-        .with_context(|| format!("writing the settings into {namespace}/{CONFIG_MAP}"))
-}
-
-/// An external command with the run's paths in place of its placeholders.
-fn external_command(
-    command: &ExternalCommand,
-    kubeconfig: &Path,
-    config: &Path,
-    operator_config: &Path,
-    webhook: Option<&WebhookEndpoint>,
-) -> ExternalCommand {
-    command.map(|word| {
-        let mut word = word
-            .replace("{kubeconfig}", &kubeconfig.display().to_string())
-            .replace("{config}", &config.display().to_string())
-            .replace("{operator-config}", &operator_config.display().to_string());
-        if let Some(webhook) = webhook {
-            word = word
-                .replace(WEBHOOK_PORT, &webhook.port.to_string())
-                .replace(WEBHOOK_CERT_DIR, &webhook.cert_dir.display().to_string());
-        }
-        word
-    })
-}
-
-/// Where an external controller finds the suite's settings in the reference operator's own
-/// format (`{operator-config}`).
-pub fn operator_config_path(report_dir: &Path) -> PathBuf {
-    report_dir.join("operator-config.yaml")
-}
-
-/// `config.yaml` for the ConfigMap `appwrapper-operator-config` of a controller built from
-/// the reference operator's source and run as an external command: the suite's settings,
-/// with its webhooks off (the run registers none for an external controller).
-fn write_operator_config(config: &Config, path: &Path) -> anyhow::Result<()> {
-    let cert_dir = path.with_file_name("operator-certs");
-    let mut value = crate::operator_config::operator_config(
-        config,
-        &crate::operator_config::Placement::Beside {
-            cert_dir: &cert_dir,
-            namespace: EXTERNAL_OPERATOR_NAMESPACE,
-        },
-    )?;
-    value["webhooksEnabled"] = serde_json::json!(false);
-    std::fs::write(path, crate::yaml::render(&value))
-        .with_context(|| format!("writing {}", path.display()))
-}
-
-/// The namespace the operator config of an external controller names (its `NAMESPACE`).
-pub const EXTERNAL_OPERATOR_NAMESPACE: &str = "awconf-operator";
-
-/// `appwrapper-controller` beside the running executable (`target/debug/` or, for a test,
-/// its parent).
-pub fn find_binary() -> anyhow::Result<PathBuf> {
-    let exe = std::env::current_exe().context("locating the test executable")?;
-    let candidates: Vec<PathBuf> = exe
-        .ancestors()
-        .skip(1)
-        .take(2)
-        .map(|dir| dir.join("appwrapper-controller"))
-        .collect();
-    candidates
-        .iter()
-        .find(|p| p.is_file())
-        .cloned()
-        .ok_or_else(|| {
-            anyhow::anyhow!(
-                "appwrapper-controller not found (looked at {}); build it with `cargo build -p appwrapper-controller` or set AWCONF_CONTROLLER_BIN",
-                candidates
-                    .iter()
-                    .map(|p| p.display().to_string())
-                    .collect::<Vec<_>>()
-                    .join(", ")
-            )
-        })
-}
-
 #[cfg(test)]
 mod tests {
+    use super::launch::external_command;
     use super::*;
+    use crate::options::ExternalCommand;
 
     #[test]
     fn an_external_controller_gets_the_suite_settings_in_the_operator_format() {
