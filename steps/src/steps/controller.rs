@@ -12,6 +12,10 @@ use crate::yaml;
 #[given(regex = r"^the controller is (stopped|killed)$")]
 #[when(regex = r"^the controller is (stopped|killed)$")]
 async fn down(w: &mut AwWorld, how: String) -> anyhow::Result<()> {
+    for name in w.submitted.clone() {
+        // An AppWrapper the scenario already deleted has no moments left to keep.
+        let _ = crate::steps::windows::remember_moments(w, &name).await;
+    }
     if let Some(own) = &mut w.own_controller {
         if how == "killed" {
             own.kill().await?;

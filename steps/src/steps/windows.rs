@@ -233,6 +233,29 @@ async fn moment(
     }
 }
 
+/// Keeps every moment `name`'s conditions show now, for the windows of later steps. A step
+/// that takes the controller down calls it: while a controller restarts (a pod in a cluster
+/// takes a while), the condition a window is measured from may move on before the window's
+/// step begins.
+pub async fn remember_moments(w: &AwWorld, name: &str) -> anyhow::Result<()> {
+    let aw = w.existing(name).await?;
+    let moments = [
+        Moment::Created,
+        Moment::Deployed,
+        Moment::BecameUnhealthy,
+        Moment::BeganDeleting,
+        Moment::PausedDeletion,
+    ];
+    if let Ok(mut kept) = w.moments.lock() {
+        for moment in moments {
+            if let Ok(at) = moment.of(&aw) {
+                kept.insert((name.to_string(), moment.describe().to_string()), at);
+            }
+        }
+    }
+    Ok(())
+}
+
 /// What a window step names: its moment, its AppWrapper and its window.
 fn window_of(
     w: &mut AwWorld,
