@@ -66,7 +66,8 @@ mod tests {
         assert_eq!(v("v0.19.2").previous_pinned(), Some(v("v0.18.4")));
         assert_eq!(v("v0.20.0").previous_pinned(), Some(v("v0.19.2")));
         assert_eq!(v("v0.19.0").previous_pinned(), Some(v("v0.18.4")));
-        assert_eq!(v("v0.18.4").previous_pinned(), None);
+        assert_eq!(v("v0.18.4").previous_pinned(), Some(v("v0.17.0")));
+        assert_eq!(v("v0.17.0").previous_pinned(), None);
     }
 
     #[test]

@@ -142,9 +142,9 @@ mod tests {
             ),
             (binary, ClusterChoice::Local, "not to the binary /bin/kueue"),
             (
-                KueueSource::Release(v("v0.18.4")),
+                KueueSource::Release(v("v0.17.0")),
                 ClusterChoice::Local,
-                "no pinned Kueue release is older than v0.18.4",
+                "no pinned Kueue release is older than v0.17.0",
             ),
         ];
         for (kueue, cluster, why) in table {
