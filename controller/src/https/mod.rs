@@ -107,14 +107,14 @@ pub async fn accept_loop(
     let slots = Arc::new(Semaphore::new(limits.max_connections));
     loop {
         let slot = tokio::select! {
-            _ = stopped.wait_for(|s| *s) => return,
+            () = until_stopped(&mut stopped) => return,
             slot = Arc::clone(&slots).acquire_owned() => match slot {
                 Ok(slot) => slot,
                 Err(_) => return,
             },
         };
         let accepted = tokio::select! {
-            _ = stopped.wait_for(|s| *s) => return,
+            () = until_stopped(&mut stopped) => return,
             accepted = listener.accept() => accepted,
         };
         let (tcp, peer) = match accepted {
@@ -221,7 +221,7 @@ pub async fn reload_loop(
 ) {
     loop {
         tokio::select! {
-            _ = stopped.wait_for(|s| *s) => return,
+            () = until_stopped(&mut stopped) => return,
             () = tokio::time::sleep(interval) => {}
         }
         match certs.reload_if_changed() {

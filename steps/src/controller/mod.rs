@@ -17,6 +17,7 @@ use clusters::install::scale::Workload;
 use clusters::process::Process;
 
 pub use launch::find_binary;
+pub(crate) use settings::write_config_map;
 pub use settings::{EXTERNAL_OPERATOR_NAMESPACE, operator_config_path};
 use settings::{write_config, write_operator_config};
 

@@ -69,7 +69,7 @@ pub(super) fn write_config(config: &Config, path: &Path) -> anyhow::Result<()> {
 
 /// The operator's ConfigMap in `namespace`, which the reference (and ours in a cluster)
 /// reads when it starts.
-async fn write_config_map(
+pub(crate) async fn write_config_map(
     client: &kube::Client,
     config: &Config,
     namespace: &str,

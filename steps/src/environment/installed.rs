@@ -6,14 +6,13 @@ use std::time::Duration;
 
 use anyhow::Context as _;
 use appwrapper_controller::config::Config;
-use clusters::install::apply;
-use clusters::install::controller::manifests::{CONFIG_MAP, MUTATING, VALIDATING};
+use clusters::install::controller::manifests::{MUTATING, VALIDATING};
 use clusters::install::scale::Workload;
 use kube::api::{Api, DynamicObject, Patch, PatchParams};
 use kube::discovery::ApiResource;
 use serde_json::{Value, json};
 
-use crate::operator_config::{Placement, operator_config};
+use crate::operator_config::Placement;
 
 /// Failure policies to put back after the run: (configuration kind, name, webhook index,
 /// policy).
@@ -42,15 +41,13 @@ pub async fn configure(
     config: &Config,
     workload: &Workload,
 ) -> anyhow::Result<Restore> {
-    let settings = operator_config(config, &Placement::InCluster { namespace })?;
-    let config_map = json!({
-        "apiVersion": "v1", "kind": "ConfigMap",
-        "metadata": { "name": CONFIG_MAP, "namespace": namespace },
-        "data": { "config.yaml": crate::yaml::render(&settings) },
-    });
-    apply::apply(client, &config_map)
-        .await
-        .with_context(|| format!("writing the suite's settings into {namespace}/{CONFIG_MAP}"))?;
+    crate::controller::write_config_map(
+        client,
+        config,
+        namespace,
+        &Placement::InCluster { namespace },
+    )
+    .await?;
     let mut restore = Restore::default();
     for (kind, name) in [
         ("MutatingWebhookConfiguration", MUTATING),

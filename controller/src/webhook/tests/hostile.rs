@@ -58,19 +58,7 @@ fn post(path: &str, content_type: Option<&str>, body: &[u8]) -> Vec<u8> {
 }
 
 fn valid() -> Value {
-    json!({
-        "apiVersion": "admission.k8s.io/v1",
-        "kind": "AdmissionReview",
-        "request": {
-            "uid": "u-1",
-            "kind": {"group": "workload.codeflare.dev", "version": "v1beta2", "kind": "AppWrapper"},
-            "resource": {"group": "workload.codeflare.dev", "version": "v1beta2", "resource": "appwrappers"},
-            "namespace": "default",
-            "operation": "CREATE",
-            "userInfo": {"username": "alice", "uid": "42"},
-            "object": serde_json::to_value(one(pod())).unwrap(),
-        },
-    })
+    review_json("CREATE", None, &serde_json::to_value(one(pod())).unwrap())
 }
 
 /// The valid review changed by `change`, posted as JSON.

@@ -24,6 +24,27 @@ pub fn webhooks() -> Webhooks {
     webhooks_with_queue("")
 }
 
+/// An AdmissionReview of an AppWrapper as the API server sends it, by user `alice`.
+pub fn review_json(operation: &str, old: Option<&Value>, new: &Value) -> Value {
+    let mut review = json!({
+        "apiVersion": "admission.k8s.io/v1",
+        "kind": "AdmissionReview",
+        "request": {
+            "uid": "u-1",
+            "kind": {"group": "workload.codeflare.dev", "version": "v1beta2", "kind": "AppWrapper"},
+            "resource": {"group": "workload.codeflare.dev", "version": "v1beta2", "resource": "appwrappers"},
+            "namespace": "default",
+            "operation": operation,
+            "userInfo": {"username": "alice", "uid": "42"},
+            "object": new,
+        },
+    });
+    if let Some(old) = old {
+        review["request"]["oldObject"] = old.clone();
+    }
+    review
+}
+
 pub fn pod_spec() -> Value {
     json!({"containers": [{"name": "c", "image": "busybox"}]})
 }

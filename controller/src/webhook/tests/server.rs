@@ -20,23 +20,6 @@ async fn start(dir: &std::path::Path, certs: bool) -> WebhookServer {
     .unwrap()
 }
 
-fn review(operation: &str, old: Option<&Value>, new: &Value) -> Value {
-    json!({
-        "apiVersion": "admission.k8s.io/v1",
-        "kind": "AdmissionReview",
-        "request": {
-            "uid": "u-1",
-            "kind": {"group": "workload.codeflare.dev", "version": "v1beta2", "kind": "AppWrapper"},
-            "resource": {"group": "workload.codeflare.dev", "version": "v1beta2", "resource": "appwrappers"},
-            "namespace": "default",
-            "operation": operation,
-            "userInfo": {"username": "alice", "uid": "42"},
-            "object": new,
-            "oldObject": old,
-        },
-    })
-}
-
 async fn post(server: &WebhookServer, path: &str, body: &Value) -> reqwest::Result<Value> {
     let client = reqwest::Client::builder()
         .danger_accept_invalid_certs(true)
@@ -59,7 +42,7 @@ async fn both_webhooks_are_served_over_tls_until_stopped() {
     assert!(server.certs_ready());
     let aw = serde_json::to_value(one(pod())).unwrap();
 
-    let mutated = post(&server, MUTATE_PATH, &review("CREATE", None, &aw))
+    let mutated = post(&server, MUTATE_PATH, &review_json("CREATE", None, &aw))
         .await
         .unwrap();
     assert_eq!(mutated["response"]["allowed"], true);
@@ -69,9 +52,13 @@ async fn both_webhooks_are_served_over_tls_until_stopped() {
     // limit (about 1.5 MiB) must still be answered.
     let mut big = aw.clone();
     big["metadata"]["annotations"] = json!({"big": "x".repeat(1536 * 1024)});
-    let validated = post(&server, VALIDATE_PATH, &review("UPDATE", Some(&big), &big))
-        .await
-        .unwrap();
+    let validated = post(
+        &server,
+        VALIDATE_PATH,
+        &review_json("UPDATE", Some(&big), &big),
+    )
+    .await
+    .unwrap();
     assert_eq!(validated["response"]["allowed"], true);
 
     // Once stop returns the listener is closed: checked without yielding to the runtime, so
