@@ -225,3 +225,62 @@ fn two_runs_at_once_end_as_they_would_alone() {
         );
     }
 }
+
+/// `awconf matrix` over two Kueue releases: a scenario tagged `@kueue>=0.19` runs on v0.19.2
+/// and is skipped with its rule on v0.18.4; the table, the matrix page and the difference
+/// say so, and each pair has its report directory.
+#[test]
+fn a_matrix_runs_each_pair_and_skips_what_a_version_does_not_support() {
+    let dir = tempfile::tempdir().unwrap();
+    let features = dir.path().join("features");
+    std::fs::create_dir(&features).unwrap();
+    let runs = "    Given an AppWrapper \"a\" wrapping a Pod\n    \
+                When it is submitted to the LocalQueue\n    \
+                Then it reaches phase Running within 60 seconds\n";
+    std::fs::write(
+        features.join("versions.feature"),
+        format!(
+            "Feature: versions\n  Scenario: on every Kueue\n{runs}\n  @kueue>=0.19\n  \
+             Scenario: on Kueue 0.19 and newer\n{runs}"
+        ),
+    )
+    .unwrap();
+    let (code, text) = run_in(
+        dir.path(),
+        &[],
+        &[
+            "matrix",
+            "--kueue",
+            "v0.18.4,v0.19.2",
+            "--kubernetes",
+            "v1.36.3",
+            "--only-features",
+            &features.display().to_string(),
+        ],
+    );
+    assert_eq!(code, 0, "{text}");
+    let row = |pair: &str| {
+        text.lines()
+            .find(|l| l.starts_with(pair) && !l.contains(':'))
+            .map(|l| l.split_whitespace().rev().take(3).collect::<Vec<_>>())
+            .unwrap_or_else(|| panic!("no row for {pair}:\n{text}"))
+    };
+    // (skipped, failed, passed): the row's last three numbers, backwards.
+    assert_eq!(row("Kueue v0.18.4 · Kubernetes v1.36.3"), ["1", "0", "1"]);
+    assert_eq!(row("Kueue v0.19.2 · Kubernetes v1.36.3"), ["0", "0", "2"]);
+    let difference = "≠ versions: on Kueue 0.19 and newer: skipped on Kueue v0.18.4 · Kubernetes \
+                      v1.36.3 (@kueue>=0.19: needs Kueue >=0.19; this run's is v0.18.4); passed \
+                      on Kueue v0.19.2 · Kubernetes v1.36.3";
+    assert!(text.contains(difference), "{text}");
+    let matrix = dir.path().join("awconf-matrix");
+    for pair in [
+        "kueue-v0.18.4_kubernetes-v1.36.3",
+        "kueue-v0.19.2_kubernetes-v1.36.3",
+    ] {
+        assert!(matrix.join(pair).join("results.json").is_file(), "{pair}");
+        assert!(matrix.join(pair).join("run.log").is_file(), "{pair}");
+    }
+    let page = std::fs::read_to_string(matrix.join("index.html")).unwrap();
+    assert!(page.contains("<h2>Differences</h2>"), "{page}");
+    assert!(page.contains("needs Kueue &gt;=0.19"), "{page}");
+}

@@ -9,6 +9,7 @@ mod features;
 mod install;
 mod kueue_source;
 mod listing;
+mod matrix;
 #[cfg(test)]
 mod readme_tables;
 mod report;
@@ -46,6 +47,9 @@ pub(crate) enum Command {
     Features(features::FeaturesCommand),
     /// Install Kueue, KWOK and the controller into a cluster that is already up.
     Install(install::InstallArgs),
+    /// The suite on every pair of Kueue and Kubernetes releases: a report per pair, the
+    /// conformance matrix over them and a table of their counts.
+    Matrix(Box<matrix::MatrixArgs>),
     /// Work with report directories: `compare` makes the conformance matrix of several runs.
     #[command(subcommand)]
     Report(report::ReportCommand),
@@ -70,6 +74,7 @@ impl Cli {
             Command::Cluster(c) => c.run().await,
             Command::Install(i) => i.run().await,
             Command::Controller(c) => c.run(),
+            Command::Matrix(m) => m.run(),
             Command::Report(c) => c.run(),
             Command::Features(c) => c.run(),
             Command::Toolchain(c) => c.run(),

@@ -251,7 +251,7 @@ pub(crate) fn report(summary: &Summary) -> ExitCode {
 }
 
 /// How the flag spells `value` (`in-cluster`): what the suite's own parsers take.
-fn value_name(value: impl ValueEnum) -> String {
+pub(crate) fn value_name(value: impl ValueEnum) -> String {
     value
         .to_possible_value()
         .map(|v| v.get_name().to_string())

@@ -26,6 +26,7 @@ pub mod report;
 pub mod steps;
 pub mod suite;
 pub mod suite_progress;
+pub mod version_tags;
 pub mod wait;
 pub mod webhook;
 pub mod world;

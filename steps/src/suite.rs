@@ -17,6 +17,7 @@ use crate::options::{ControllerMode, KUEUE_UPGRADE_TAG, KueueUpgrade, SuiteOptio
 use crate::plan::{Plan, Prepared};
 use crate::report::gherkin::ScenarioText;
 use crate::report::{self, Report, Skipped, Status};
+use crate::version_tags::{self, StandVersions};
 use crate::world::AwWorld;
 use clusters::Capabilities;
 
@@ -140,6 +141,10 @@ async fn run_features(h: &Harness, plan: Plan, upgrade: KueueUpgrade) -> anyhow:
         selection,
     } = plan;
     let excluded = Arc::clone(&h.excluded);
+    let versions = StandVersions::of(
+        o.kueue.release_version().map(|v| v.to_string()).as_deref(),
+        h.kubernetes.as_deref(),
+    );
     // The input type is the file parser's; `with_parser` replaces that parser.
     AwWorld::cucumber::<std::path::PathBuf>()
         .with_parser(Prepared)
@@ -181,7 +186,7 @@ async fn run_features(h: &Harness, plan: Plan, upgrade: KueueUpgrade) -> anyhow:
                 .iter()
                 .chain(rule.iter().flat_map(|r| r.tags.iter()))
                 .chain(scenario.tags.iter());
-            match exclusion(&mode, &capabilities, &upgrade, tags) {
+            match exclusion(&mode, &capabilities, &upgrade, &versions, tags) {
                 Some(reason) => {
                     if let Ok(mut list) = excluded.lock() {
                         list.push(Skipped {
@@ -203,14 +208,19 @@ async fn run_features(h: &Harness, plan: Plan, upgrade: KueueUpgrade) -> anyhow:
 /// Why a scenario does not run here, if it does not: `@extension` scenarios specify where our
 /// controller deliberately goes beyond the reference operator; `@serial` ones stop and kill
 /// the controller; `@gpu` ones need nodes that advertise `nvidia.com/gpu`; `@kueue-upgrade`
-/// ones need a Kueue the run can upgrade in place.
+/// ones need a Kueue the run can upgrade in place; version tags (`@kueue>=0.18`) need those
+/// versions.
 pub fn exclusion<'a>(
     mode: &ControllerMode,
     capabilities: &Capabilities,
     upgrade: &KueueUpgrade,
+    versions: &StandVersions,
     tags: impl Iterator<Item = &'a String>,
 ) -> Option<String> {
     let tags: Vec<&String> = tags.collect();
+    if let Some(reason) = version_tags::unmet(tags.iter().copied(), versions) {
+        return Some(reason);
+    }
     let has = |tag: &str| tags.iter().any(|t| *t == tag);
     if has("extension") && matches!(mode, ControllerMode::Reference { .. }) {
         return Some(
@@ -333,9 +343,36 @@ mod tests {
             restartable_control_plane: true,
         };
         let up = upgrade();
-        assert!(exclusion(&reference, &all, &up, tags.iter()).is_some());
-        assert!(exclusion(&ControllerMode::Embedded, &all, &up, tags.iter()).is_none());
-        assert!(exclusion(&reference, &all, &up, tags[..1].iter()).is_none());
+        assert!(
+            exclusion(
+                &reference,
+                &all,
+                &up,
+                &StandVersions::default(),
+                tags.iter()
+            )
+            .is_some()
+        );
+        assert!(
+            exclusion(
+                &ControllerMode::Embedded,
+                &all,
+                &up,
+                &StandVersions::default(),
+                tags.iter()
+            )
+            .is_none()
+        );
+        assert!(
+            exclusion(
+                &reference,
+                &all,
+                &up,
+                &StandVersions::default(),
+                tags[..1].iter()
+            )
+            .is_none()
+        );
     }
 
     #[test]
@@ -345,10 +382,26 @@ mod tests {
         let cases = [("serial", "stop and restart"), ("gpu", "nvidia.com/gpu")];
         let up = upgrade();
         for (t, why) in cases {
-            let reason = exclusion(&ControllerMode::Embedded, &none, &up, tag(t).iter()).unwrap();
+            let reason = exclusion(
+                &ControllerMode::Embedded,
+                &none,
+                &up,
+                &StandVersions::default(),
+                tag(t).iter(),
+            )
+            .unwrap();
             assert!(reason.contains(why), "{t}: {reason}");
         }
-        assert!(exclusion(&ControllerMode::Embedded, &none, &up, tag("kueue").iter()).is_none());
+        assert!(
+            exclusion(
+                &ControllerMode::Embedded,
+                &none,
+                &up,
+                &StandVersions::default(),
+                tag("kueue").iter()
+            )
+            .is_none()
+        );
     }
 
     fn upgrade() -> KueueUpgrade {
@@ -367,13 +420,38 @@ mod tests {
         };
         let tags = ["serial".to_string(), KUEUE_UPGRADE_TAG.to_string()];
         let embedded = ControllerMode::Embedded;
-        assert_eq!(exclusion(&embedded, &all, &upgrade(), tags.iter()), None);
+        assert_eq!(
+            exclusion(
+                &embedded,
+                &all,
+                &upgrade(),
+                &StandVersions::default(),
+                tags.iter()
+            ),
+            None
+        );
         let why =
             KueueUpgrade::Impossible("@kueue-upgrade: Kueue runs inside the kind cluster".into());
         assert_eq!(
-            exclusion(&embedded, &all, &why, tags.iter()).as_deref(),
+            exclusion(
+                &embedded,
+                &all,
+                &why,
+                &StandVersions::default(),
+                tags.iter()
+            )
+            .as_deref(),
             Some("@kueue-upgrade: Kueue runs inside the kind cluster")
         );
-        assert_eq!(exclusion(&embedded, &all, &why, tags[..1].iter()), None);
+        assert_eq!(
+            exclusion(
+                &embedded,
+                &all,
+                &why,
+                &StandVersions::default(),
+                tags[..1].iter()
+            ),
+            None
+        );
     }
 }

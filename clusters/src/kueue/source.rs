@@ -43,6 +43,14 @@ impl KueueSource {
         KueueVersion::parse(tag).map(KueueSource::Release)
     }
 
+    /// The release it is, or is closest to; a checkout's is not known.
+    pub fn release_version(&self) -> Option<KueueVersion> {
+        match self {
+            KueueSource::Release(v) | KueueSource::Binary { version: v, .. } => Some(*v),
+            KueueSource::Checkout(_) => None,
+        }
+    }
+
     /// What reports and messages call it.
     pub fn label(&self) -> String {
         match self {

@@ -22,6 +22,11 @@ pub fn check(features: &[Feature], definitions: &[StepDefinition]) -> Vec<Proble
             .path
             .clone()
             .unwrap_or_else(|| PathBuf::from(&feature.name));
+        for (line, tag) in tags_of(feature) {
+            if let Some(Err(e)) = crate::version_tags::parse(tag) {
+                problems.push(Problem::at(&path, line, e));
+            }
+        }
         for step in steps_of(feature) {
             let matching: Vec<&StepDefinition> = definitions
                 .iter()
@@ -38,6 +43,28 @@ pub fn check(features: &[Feature], definitions: &[StepDefinition]) -> Vec<Proble
     // A Scenario Outline's steps appear once per example.
     problems.dedup();
     problems
+}
+
+/// The tags of the feature, its rules and its scenarios, with the line of what they tag.
+fn tags_of(feature: &Feature) -> impl Iterator<Item = (usize, &String)> {
+    fn tagged(line: usize, tags: &[String]) -> impl Iterator<Item = (usize, &String)> {
+        tags.iter().map(move |t| (line, t))
+    }
+    let rules = feature.rules.iter().flat_map(move |r| {
+        tagged(r.position.line, &r.tags).chain(
+            r.scenarios
+                .iter()
+                .flat_map(move |s| tagged(s.position.line, &s.tags)),
+        )
+    });
+    tagged(feature.position.line, &feature.tags)
+        .chain(
+            feature
+                .scenarios
+                .iter()
+                .flat_map(move |s| tagged(s.position.line, &s.tags)),
+        )
+        .chain(rules)
 }
 
 /// Backgrounds' and scenarios' steps, rules' included.
@@ -214,6 +241,19 @@ mod tests {
                 }
             }
         }
+    }
+
+    #[test]
+    fn a_version_tag_that_names_no_version_is_a_problem_at_its_line() {
+        let text = "@kueue>=0.18\nFeature: f\n  @serial @kubernetes>=one\n  Scenario: s\n    Then it is in phase Running\n\n  Rule: r\n    @kueue>=0.17,<0.19\n    Scenario: t\n      Then it is in phase Running\n";
+        let feature = parse_text(Path::new("v.feature"), text).unwrap();
+        let problems: Vec<Problem> = check(&[feature], &definitions())
+            .into_iter()
+            .filter(|p| p.message.contains("version tag"))
+            .collect();
+        assert_eq!(problems.len(), 1, "{problems:#?}");
+        assert_eq!(problems[0].line, 4);
+        assert!(problems[0].message.starts_with("@kubernetes>=one: "));
     }
 
     #[test]

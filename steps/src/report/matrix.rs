@@ -28,6 +28,47 @@ pub struct Comparison {
     pub runs: usize,
     /// Scenarios whose outcome is not the same in every run.
     pub differing: usize,
+    /// One line per differing scenario: its outcome in each run, with each failure's page.
+    pub differences: Vec<String>,
+}
+
+/// A run's scenarios by outcome.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct RunCounts {
+    pub passed: usize,
+    pub failed: usize,
+    pub flaky: usize,
+    pub skipped: usize,
+}
+
+impl RunCounts {
+    pub fn of(results: &RunResults) -> RunCounts {
+        let count = |status| {
+            results
+                .scenarios
+                .iter()
+                .filter(|s| s.status == status)
+                .count()
+        };
+        RunCounts {
+            passed: count(Status::Passed) + count(Status::Flaky),
+            failed: count(Status::Failed),
+            flaky: count(Status::Flaky),
+            skipped: count(Status::Skipped),
+        }
+    }
+
+    /// `N passed, N failed[, N skipped][, N flaky]`.
+    pub fn closing_line(&self) -> String {
+        let mut line = format!("{} passed, {} failed", self.passed, self.failed);
+        if self.skipped > 0 {
+            line += &format!(", {} skipped", self.skipped);
+        }
+        if self.flaky > 0 {
+            line += &format!(", {} flaky", self.flaky);
+        }
+        line
+    }
 }
 
 /// `to` relative to the directory `from`; both absolute and without `.` or `..`.
@@ -55,10 +96,20 @@ fn slashed(path: &Path) -> String {
         .join("/")
 }
 
-/// Reads the runs in `dirs` and writes their matrix to `output`.
+/// Reads the runs in `dirs` and writes their matrix to `output`; each column is called by its
+/// directory.
 pub fn compare(dirs: &[PathBuf], output: &Path) -> anyhow::Result<Comparison> {
+    let runs: Vec<(String, PathBuf)> = dirs
+        .iter()
+        .map(|d| (d.display().to_string(), d.clone()))
+        .collect();
+    compare_labeled(&runs, output)
+}
+
+/// Reads the runs, each a label and its report directory, and writes their matrix to `output`.
+pub fn compare_labeled(runs: &[(String, PathBuf)], output: &Path) -> anyhow::Result<Comparison> {
     anyhow::ensure!(
-        !dirs.is_empty(),
+        !runs.is_empty(),
         "compare needs at least one report directory"
     );
     let out_dir = match output.parent() {
@@ -70,13 +121,13 @@ pub fn compare(dirs: &[PathBuf], output: &Path) -> anyhow::Result<Comparison> {
         .canonicalize()
         .with_context(|| format!("resolving {}", out_dir.display()))?;
     let mut columns = Vec::new();
-    for dir in dirs {
+    for (label, dir) in runs {
         let results = RunResults::read(dir)?;
         let absolute = dir
             .canonicalize()
             .with_context(|| format!("resolving {}", dir.display()))?;
         columns.push(Column {
-            label: dir.display().to_string(),
+            label: label.clone(),
             dir: slashed(&relative(&out_dir, &absolute)),
             results,
         });
@@ -147,14 +198,82 @@ pub fn render(columns: &[Column]) -> (String, Comparison) {
         body.push_str("</tr>\n");
     }
     body.push_str("</table>\n");
+    let differences = differences(columns, &rows);
+    if !differences.is_empty() {
+        body.push_str("<h2>Differences</h2>\n<ul class=\"differences\">\n");
+        for ((feature, scenario), row) in rows.iter().filter(|(_, row)| differs(row)) {
+            let _ = write!(body, "<li>{}: {}<ul>", escape(feature), escape(scenario));
+            for (column, cell) in columns.iter().zip(row) {
+                if let Some(s) = cell {
+                    let outcome = match &s.page {
+                        Some(p) => format!(
+                            "<a href=\"{}/{}\">{}</a>",
+                            href(&column.dir),
+                            href(p),
+                            s.status.as_str()
+                        ),
+                        None => s.status.as_str().to_string(),
+                    };
+                    let why = match (s.status, &s.reason) {
+                        (Status::Passed, _) | (_, None) => String::new(),
+                        (_, Some(r)) => format!(": {}", escape(r)),
+                    };
+                    let _ = write!(body, "<li>{}: {outcome}{why}</li>", escape(&column.label));
+                }
+            }
+            body.push_str("</ul></li>\n");
+        }
+        body.push_str("</ul>\n");
+    }
     (
         page("Conformance matrix", &body),
         Comparison {
             scenarios: rows.len(),
             runs: columns.len(),
             differing,
+            differences,
         },
     )
+}
+
+/// A line per differing scenario: where it passed, and where not, with the page and reason.
+fn differences(columns: &[Column], rows: &BTreeMap<(&str, &str), Row<'_>>) -> Vec<String> {
+    rows.iter()
+        .filter(|(_, row)| differs(row))
+        .map(|((feature, scenario), row)| {
+            let outcomes: Vec<String> = columns
+                .iter()
+                .zip(row)
+                .filter_map(|(column, cell)| {
+                    let s = (*cell)?;
+                    Some(match (s.status, &s.page) {
+                        (Status::Passed, _) => format!("passed on {}", column.label),
+                        (status, Some(page)) if status != Status::Skipped => format!(
+                            "{} on {} ({}/{}{})",
+                            status.as_str(),
+                            column.label,
+                            column.dir,
+                            page,
+                            s.reason
+                                .as_deref()
+                                .map(|r| format!(": {r}"))
+                                .unwrap_or_default()
+                        ),
+                        (status, _) => format!(
+                            "{} on {}{}",
+                            status.as_str(),
+                            column.label,
+                            s.reason
+                                .as_deref()
+                                .map(|r| format!(" ({r})"))
+                                .unwrap_or_default()
+                        ),
+                    })
+                })
+                .collect();
+            format!("≠ {feature}: {scenario}: {}", outcomes.join("; "))
+        })
+        .collect()
 }
 
 fn cell_html(column: &Column, cell: Option<&ScenarioResult>) -> String {
@@ -243,9 +362,13 @@ mod tests {
             Comparison {
                 scenarios: 3,
                 runs: 3,
-                differing: 1
+                differing: 1,
+                differences: vec![
+                    "≠ Phases: s2: passed on run a; skipped on b (@extension)".to_string()
+                ],
             }
         );
+        assert!(html.contains("<h2>Differences</h2>"));
         assert!(html.contains("<a href=\"run%20a/scenarios/s1/index.html\">passed</a>"));
         assert!(html.contains("<td class=\"skipped\" title=\"@extension\">skipped</td>"));
         assert_eq!(html.matches("<tr class=\"differs\">").count(), 1);
