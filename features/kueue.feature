@@ -187,28 +187,110 @@ Feature: Working with Kueue
     And the ClusterQueue has 0 admitted workloads within 30 seconds
 
   @serial @kueue-upgrade
-  Scenario: An in-place Kueue upgrade keeps a running AppWrapper admitted and admits new ones
+  Scenario: An in-place Kueue upgrade with work in flight loses, duplicates and double-counts nothing
     # The run starts Kueue at the release the upgrade starts from (--kueue-upgrade-from, by
     # default the pinned release before the Kueue under test) and runs this scenario before any
     # other. The upgrade stops Kueue, applies the new release's CRDs over the old ones and
     # starts the new release on the same objects. It is skipped where Kueue is not the run's
     # own process (a cluster it is installed into) or not a release (--kueue-source, --kueue-binary).
+    # When the upgrade starts there is an AppWrapper in each state that matters: Running;
+    # queued and Suspended (its 2 CPUs do not fit beside the running one's 2 in a quota of 3;
+    # every other pod requests 100m); being deleted, its pod held by a finalizer; Resetting
+    # during its retry pause; Failed during its deletion pause. The suite's controllers clamp
+    # grace periods to 30 s, so the two pauses are 30 s and the last two states are set up
+    # just before the upgrade.
     Given Kueue runs the release the upgrade starts from
-    And an AppWrapper "before" wrapping a Job with 2 pods
+    And the ClusterQueue has a quota of 3 CPUs
+    And an AppWrapper "running" wrapping a Job with 2 pods
+    And its pods request 1 CPU
+    And an AppWrapper "queued" wrapping a Pod
+    And its pods request 2 CPUs
+    And an AppWrapper "deleting" wrapping a Pod
+    And its pods carry a finalizer
+    And an AppWrapper "resetting" wrapping a Pod
+    And it has the annotations:
+      | failureGracePeriodDuration | 0s  |
+      | retryPausePeriodDuration   | 30s |
+    And an AppWrapper "failed" wrapping a Pod
+    And it has the annotations:
+      | failureGracePeriodDuration           | 0s  |
+      | terminalExitCodes                    | 3   |
+      | deletionOnFailureGracePeriodDuration | 30s |
     And an AppWrapper "after" wrapping a Pod
-    When the AppWrapper "before" is submitted to the LocalQueue
+    When the AppWrapper "running" is submitted to the LocalQueue
     Then it reaches phase Running within 60 seconds
     And 2 pods of it are Running within 60 seconds
+    When the AppWrapper "queued" is submitted to the LocalQueue
+    Then its workload matches within 30 seconds:
+      """
+      status:
+        conditions:
+        - {type: QuotaReserved, status: "False"}
+      """
+    And it is in phase Suspended
+    When the AppWrapper "deleting" is submitted to the LocalQueue
+    Then 1 pod of it is Running within 60 seconds
+    When it is deleted
+    Then its pods match within 30 seconds:
+      """
+      metadata:
+        deletionTimestamp: $present
+      """
+    When the AppWrapper "resetting" is submitted to the LocalQueue
+    And the AppWrapper "failed" is submitted to the LocalQueue
+    Then the AppWrapper "resetting" reaches phase Running within 60 seconds
+    And the AppWrapper "failed" reaches phase Running within 60 seconds
+    When the AppWrapper "resetting"'s pods fail with exit code 1
+    And the AppWrapper "failed"'s pods fail with exit code 3
+    Then the AppWrapper "resetting" reaches phase Resetting within the detection period
+    And the AppWrapper "failed" reaches phase Failed within the detection period
+    # A conforming controller may record the pause in a reconcile after the one that failed it.
+    And it matches within 10 seconds:
+      """
+      status:
+        conditions:
+        - {type: DeletingResources, status: "False", reason: DeletionPaused}
+      """
+    And the AppWrapper "deleting" matches:
+      """
+      metadata:
+        deletionTimestamp: $present
+      """
     When Kueue is upgraded in place to the Kueue under test
-    And the AppWrapper "after" is submitted to the LocalQueue
-    Then it reaches phase Running within 60 seconds
-    And 1 pod of it is Running within 60 seconds
-    And the AppWrapper "before" is in phase Running
+    Then the AppWrapper "running" is in phase Running
     And its QuotaReserved condition is True
     And its pods are the ones it had before the upgrade
     And 2 pods of it are Running
     And the monitor saw it never leave Running
-    And its workload matches:
+    And the AppWrapper "queued" is in phase Suspended
+    And each AppWrapper has exactly one workload and no other workload exists
+    # Admission resumes, and the work in flight ends as it would have without the upgrade.
+    When the AppWrapper "after" is submitted to the LocalQueue
+    Then it reaches phase Running within 60 seconds
+    And 1 pod of it is Running within 60 seconds
+    And the AppWrapper "resetting" reaches phase Running within 60 seconds
+    And the monitor saw it go from Resetting to Resuming
+    And its resettingCount is 1
+    And the AppWrapper "failed" matches within 60 seconds:
+      """
+      status:
+        phase: Failed
+        conditions:
+        - {type: ResourcesDeployed, status: "False", reason: Failed, message: Resources deleted for failed AppWrapper}
+        - {type: QuotaReserved, status: "False", reason: Failed}
+      """
+    And no pod of it remains
+    When the finalizer of the AppWrapper "deleting"'s pods is removed
+    Then the AppWrapper "deleting" is gone within 60 seconds
+    And no pod of it remains
+    And each AppWrapper has exactly one workload and no other workload exists
+    And the ClusterQueue reserves 2.2 CPUs within 30 seconds
+    When the AppWrapper "running" is deleted
+    Then the AppWrapper "queued" reaches phase Running within 60 seconds
+    And the AppWrapper "running" is gone within 60 seconds
+    And each AppWrapper has exactly one workload and no other workload exists
+    And the ClusterQueue reserves 2.2 CPUs within 30 seconds
+    And the AppWrapper "after"'s workload matches:
       """
       status:
         conditions:

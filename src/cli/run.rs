@@ -447,6 +447,7 @@ mod tests {
         let matrix = [
             ("${{ matrix.kueue }}", "v0.19.2"),
             ("${{ matrix.cluster }}", "kind"),
+            ("${{ matrix.kubernetes }}", "v1.35.4"),
         ];
         let with_matrix = |text: &str| {
             matrix
@@ -454,7 +455,11 @@ mod tests {
                 .fold(text.to_string(), |t, (expr, value)| t.replace(expr, value))
         };
         let mut seen = Vec::new();
-        for file in ["ci/github-actions.yml", "ci/providers.yml"] {
+        for file in [
+            "ci/github-actions.yml",
+            "ci/providers.yml",
+            "ci/version-matrix.yml",
+        ] {
             let text = std::fs::read_to_string(file).unwrap();
             let env: Vec<(String, String)> = text
                 .lines()
@@ -483,7 +488,7 @@ mod tests {
                 }
             }
         }
-        assert_eq!(seen.len(), 3, "one run in each job");
+        assert_eq!(seen.len(), 4, "one run in each job");
         let (_, embedded) = &seen[0];
         let ControllerMode::External { command } = &embedded.controller else {
             panic!("the user's embedded job runs an external controller: {embedded:?}");
@@ -508,6 +513,16 @@ mod tests {
             providers.controller,
             ControllerMode::InCluster { image: None }
         ));
+        // The version matrix: one pair per job, on the local cluster, its own report.
+        let (_, pair) = &seen[3];
+        assert_eq!(pair.cluster, ClusterChoice::Local);
+        assert_eq!(pair.kubernetes, "v1.35.4");
+        assert_eq!(pair.kueue.label(), "v0.19.2");
+        assert!(matches!(pair.controller, ControllerMode::Reference { .. }));
+        assert_eq!(
+            pair.report_dir,
+            std::path::Path::new("kueue-v0.19.2_kubernetes-v1.35.4")
+        );
     }
 
     #[test]

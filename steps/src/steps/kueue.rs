@@ -204,3 +204,118 @@ async fn admitted(w: &mut AwWorld, count: i64, seconds: String) -> anyhow::Resul
     )
     .await
 }
+
+/// Read once: one Workload for each AppWrapper in the namespace, owned by it, and no Workload
+/// owned by anything else (an AppWrapper that is gone, a wrapped object).
+#[then(regex = r"^each AppWrapper has exactly one workload and no other workload exists$")]
+async fn one_workload_each(w: &mut AwWorld) -> anyhow::Result<()> {
+    let appwrappers = kube_util::appwrappers(&w.client, &w.ns)
+        .list(&kube::api::ListParams::default())
+        .await
+        .context("listing AppWrappers")?;
+    let names: Vec<String> = appwrappers
+        .items
+        .iter()
+        .filter_map(|a| a.metadata.name.clone())
+        .collect();
+    let workloads = kube_util::workloads_in(&w.client, &w.ns).await?;
+    let mut problems = Vec::new();
+    for name in &names {
+        let count = workloads
+            .iter()
+            .filter(|wl| kube_util::owned_by_appwrapper(wl, name))
+            .count();
+        if count != 1 {
+            problems.push(format!("AppWrapper {name} has {count} Workloads"));
+        }
+    }
+    for workload in &workloads {
+        if !names
+            .iter()
+            .any(|n| kube_util::owned_by_appwrapper(workload, n))
+        {
+            let owners: Vec<String> = workload
+                .metadata
+                .owner_references
+                .iter()
+                .flatten()
+                .map(|o| format!("{} {}", o.kind, o.name))
+                .collect();
+            problems.push(format!(
+                "Workload {} is owned by no AppWrapper here but by [{}]",
+                workload.metadata.name.as_deref().unwrap_or_default(),
+                owners.join(", ")
+            ));
+        }
+    }
+    anyhow::ensure!(
+        problems.is_empty(),
+        "{} AppWrappers, {} Workloads:\n{}",
+        names.len(),
+        workloads.len(),
+        problems.join("\n")
+    );
+    Ok(())
+}
+
+/// The CPU the ClusterQueue has reserved and counts as used, over its flavors, is `count`:
+/// quota accounted once, not twice and not lost.
+#[then(
+    regex = r"^the ClusterQueue reserves (\d+(?:\.\d+)?) CPUs?(?: within (\d+ seconds?|(?:the|\d+) detection periods?(?: plus \d+ seconds?)?))?$"
+)]
+async fn reserves(w: &mut AwWorld, cpus: f64, seconds: String) -> anyhow::Result<()> {
+    let api: Api<DynamicObject> =
+        Api::all_with(w.client.clone(), &objects::api_resource("ClusterQueue"));
+    let (api, cq) = (&api, w.cluster_queue.as_str());
+    let want = cpus;
+    wait::expect(
+        patience(&seconds)?,
+        &format!("{cpus} CPU reserved and used in ClusterQueue {cq}"),
+        move || async move {
+            let queue = kube_util::to_value(&api.get(cq).await?);
+            let status = &queue["status"];
+            let reserved = cpu_total(&status["flavorsReservation"]);
+            let used = cpu_total(&status["flavorsUsage"]);
+            let close = |cpu: f64| (cpu - want).abs() < 1e-6;
+            Ok(if close(reserved) && close(used) {
+                Check::Done(())
+            } else {
+                Check::NotYet(format!("reserved {reserved} CPU, used {used} CPU"))
+            })
+        },
+    )
+    .await
+}
+
+/// The `cpu` totals of a ClusterQueue's `flavorsReservation` or `flavorsUsage`, summed.
+fn cpu_total(flavors: &serde_json::Value) -> f64 {
+    flavors
+        .as_array()
+        .into_iter()
+        .flatten()
+        .flat_map(|f| f["resources"].as_array().into_iter().flatten())
+        .filter(|r| r["name"] == "cpu")
+        .filter_map(|r| r["total"].as_str())
+        .map(|q| match q.strip_suffix('m') {
+            Some(milli) => milli.parse::<f64>().unwrap_or(f64::NAN) / 1000.0,
+            None => q.parse::<f64>().unwrap_or(f64::NAN),
+        })
+        .sum()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::cpu_total;
+    use serde_json::json;
+
+    #[test]
+    fn cpu_totals_add_up_over_flavors_in_cores_and_millicores() {
+        let flavors = json!([
+            {"name": "a", "resources": [{"name": "cpu", "total": "2"}, {"name": "memory", "total": "1Gi"}]},
+            {"name": "b", "resources": [{"name": "cpu", "total": "300m"}]},
+        ]);
+        assert!((cpu_total(&flavors) - 2.3).abs() < 1e-9);
+        assert_eq!(cpu_total(&json!(null)), 0.0);
+        assert!(cpu_total(&json!([{"resources": [{"name": "cpu", "total": "x"}]}])).is_nan());
+    }
+}

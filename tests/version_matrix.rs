@@ -1,0 +1,43 @@
+//! The Kueue feature, with the in-place upgrade with work in flight first, on every pinned
+//! pair of a Kueue release and a Kubernetes release (`awconf matrix`): the upgrade goes from
+//! each pinned Kueue to the next (v0.17.0 → v0.18.4 on the v0.18.4 pairs, v0.18.4 → v0.19.2 on
+//! the v0.19.2 ones), and every other Kueue scenario meets each Kueue on each control plane.
+//! The full suite runs on the default pair in `tests/conformance.rs`.
+
+use std::process::Command;
+
+#[test]
+fn the_kueue_feature_passes_on_every_pinned_pair() {
+    let dir = tempfile::tempdir().unwrap();
+    let report = dir.path().join("matrix");
+    let out = Command::new(env!("CARGO_BIN_EXE_awconf"))
+        .args(["matrix", "--jobs", "2", "--report"])
+        .arg(&report)
+        .arg("Working with Kueue:")
+        .env_remove("AWCONF_CONTROLLER")
+        .output()
+        .expect("awconf runs");
+    let text =
+        String::from_utf8_lossy(&out.stdout).to_string() + &String::from_utf8_lossy(&out.stderr);
+    println!("{text}");
+    assert_eq!(out.status.code(), Some(0), "{text}");
+    let rows: Vec<&str> = text
+        .lines()
+        .filter(|l| l.starts_with("Kueue v") && !l.contains(':'))
+        .collect();
+    let pairs =
+        clusters::toolchain::KUEUE_PINNED.len() * clusters::toolchain::KUBERNETES_PINNED.len();
+    assert_eq!(rows.len(), pairs, "{text}");
+    for row in rows {
+        let counts: Vec<&str> = row.split_whitespace().rev().take(3).collect();
+        // skipped, failed, passed
+        assert_eq!(counts[1], "0", "{row}");
+        // The oldest pinned Kueue has no older release to upgrade from; every other runs it.
+        let oldest = clusters::kueue::KueueVersion::parse(row.split_whitespace().nth(1).unwrap())
+            .unwrap()
+            .previous_pinned()
+            .is_none();
+        assert_eq!(counts[0], if oldest { "1" } else { "0" }, "{row}");
+    }
+    assert!(report.join("index.html").is_file());
+}
