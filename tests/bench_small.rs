@@ -66,7 +66,12 @@ async fn small_load() -> Result<(), String> {
 
 async fn small_chaos() -> Result<(), String> {
     let process = Subject::Controller(ControllerMode::Process { binary: None });
-    let result = chaos(&settings(30), &process, 5)
+    let faults = awconf_bench::chaos::Faults {
+        kills: 5,
+        apiserver_restarts: 1,
+        etcd_restarts: 1,
+    };
+    let result = chaos(&settings(30), &process, &faults)
         .await
         .map_err(|e| format!("{e:#}"))?;
     for line in report::table(std::slice::from_ref(&result.run)) {
@@ -90,7 +95,9 @@ fn outcome(name: &str, result: Result<(), String>) {
 async fn main() -> ExitCode {
     println!("bench_small: small load (30 AppWrappers, embedded)");
     let load = small_load().await;
-    println!("bench_small: small chaos (30 AppWrappers, 5 kills, process)");
+    println!(
+        "bench_small: small chaos (30 AppWrappers, 5 kills, an API server and an etcd restart, process)"
+    );
     let chaos = small_chaos().await;
     let results = [("small load", load), ("small chaos", chaos)];
     let failed = results.iter().filter(|(_, r)| r.is_err()).count();

@@ -151,7 +151,10 @@ async fn measure(
         }
         Some(schedule) => {
             let Stand {
-                kueue, environment, ..
+                kueue,
+                environment,
+                cluster,
+                ..
             } = stand;
             let environment = environment
                 .as_mut()
@@ -160,6 +163,7 @@ async fn measure(
                 controller: &mut environment.controller,
                 controller_client: &environment.watch_client,
                 kueue,
+                cluster,
                 pid: &target,
                 origin: run.origin(),
             };
@@ -244,7 +248,7 @@ pub struct ChaosReport {
 pub async fn chaos(
     settings: &Settings,
     subject: &Subject,
-    kills: usize,
+    faults: &chaos::Faults,
 ) -> anyhow::Result<ChaosReport> {
     anyhow::ensure!(
         matches!(
@@ -254,7 +258,12 @@ pub async fn chaos(
         "a chaos run kills the controller as a process: --controller process or reference"
     );
     let plan = Arc::new(Plan::draw(settings.seed, settings.appwrappers));
-    let schedule = chaos::schedule::draw(settings.seed, kills);
+    let schedule = chaos::schedule::with_control_plane(
+        chaos::schedule::draw(settings.seed, faults.kills),
+        settings.seed,
+        faults.apiserver_restarts,
+        faults.etcd_restarts,
+    );
     println!("plan: {}", plan.describe());
     println!("kills: {}", chaos::describe(&schedule));
     let (run, unleashed) = run_on_fresh_stand(settings, &plan, subject, Some(&schedule)).await?;

@@ -298,3 +298,36 @@ async fn nothing_the_cluster_writes_is_open_to_other_users() {
         assert!(dir.join(file).exists(), "{file} was not written");
     }
 }
+
+/// etcd and the API server, each SIGKILLed and started again on the same data: the objects
+/// are all there, and a client made before the restarts carries on.
+#[tokio::test]
+async fn etcd_and_the_api_server_restart_in_place_and_keep_every_object() {
+    use clusters::local::{ControlPlanePart, LocalOptions};
+    use k8s_openapi::api::core::v1::ConfigMap;
+    let mut cluster = LocalCluster::up(LocalOptions {
+        nodes: 0,
+        ..LocalOptions::default()
+    })
+    .await
+    .unwrap();
+    let client = clusters::Cluster::client(&cluster).await.unwrap();
+    let maps: Api<ConfigMap> = Api::namespaced(client, "default");
+    let map: ConfigMap =
+        serde_json::from_value(json!({"metadata": {"name": "kept"}, "data": {"k": "v"}})).unwrap();
+    maps.create(&PostParams::default(), &map).await.unwrap();
+    for part in [ControlPlanePart::Etcd, ControlPlanePart::ApiServer] {
+        let down = Duration::from_millis(500);
+        let took = cluster.restart_part(part, down).await.unwrap();
+        assert!(took >= down, "{part}: {took:?}");
+        eventually(
+            30,
+            &format!("the ConfigMap after restarting {part}"),
+            || async {
+                let map = maps.get("kept").await.ok()?;
+                (map.data?.get("k")? == "v").then_some(())
+            },
+        )
+        .await;
+    }
+}

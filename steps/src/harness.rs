@@ -175,20 +175,41 @@ impl PendingUpgrade {
         self.kueue.lock().await.source().clone()
     }
 
-    /// Replaces the running Kueue with `to` in place (once: later calls do nothing). Returns
-    /// whether this call upgraded it.
+    /// The releases the upgrade runs in turn: each pinned release between `from` and `to`, then
+    /// `to`.
+    pub fn steps(&self) -> Vec<clusters::kueue::KueueSource> {
+        let mut steps: Vec<clusters::kueue::KueueSource> = match &self.to {
+            clusters::kueue::KueueSource::Release(to) => self
+                .from
+                .pinned_between(*to)
+                .into_iter()
+                .map(clusters::kueue::KueueSource::Release)
+                .collect(),
+            _ => Vec::new(),
+        };
+        steps.push(self.to.clone());
+        steps
+    }
+
+    /// Replaces the running Kueue with `to` in place, through each pinned release between
+    /// (once: later calls do nothing). Returns whether this call upgraded it.
     pub async fn upgrade(&self) -> anyhow::Result<bool> {
         let mut kueue = self.kueue.lock().await;
         if self.done() {
             return Ok(false);
         }
-        kueue.upgrade(&self.to).await.map_err(|e| {
-            anyhow::anyhow!(
-                "upgrading Kueue from {} to {}: {e}",
-                self.from,
-                self.to.label()
-            )
-        })?;
+        let mut at = self.from.to_string();
+        for step in self.steps() {
+            kueue.upgrade(&step).await.map_err(|e| {
+                anyhow::anyhow!(
+                    "upgrading Kueue from {at} to {} (on the way from {} to {}): {e}",
+                    step.label(),
+                    self.from,
+                    self.to.label()
+                )
+            })?;
+            at = step.label();
+        }
         self.done.store(true, Ordering::SeqCst);
         Ok(true)
     }

@@ -1,5 +1,6 @@
-//! Chaos: the controller under test and the Kueue manager SIGKILLed at seeded moments while
-//! the load runs, each started again after a seeded pause; then the verdict.
+//! Chaos: the controller under test, the Kueue manager, and the local cluster's API server and
+//! etcd SIGKILLed at seeded moments while the load runs, each started again after a seeded
+//! pause; then the verdict.
 
 pub mod schedule;
 pub mod verdict;
@@ -7,11 +8,22 @@ pub mod verdict;
 use std::sync::atomic::{AtomicU32, Ordering};
 use std::time::{Duration, Instant};
 
+use clusters::LocalCluster;
 use clusters::kueue::Kueue;
+use clusters::local::ControlPlanePart;
 use conformance_steps::controller::ControllerUnderTest;
 
 use schedule::{Kill, Target};
 use serde::Serialize;
+
+/// How many faults of each kind a chaos run has.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Faults {
+    /// SIGKILLs of the controller or of Kueue.
+    pub kills: usize,
+    pub apiserver_restarts: usize,
+    pub etcd_restarts: usize,
+}
 
 /// What the kills reach.
 pub struct Targets<'a> {
@@ -19,6 +31,8 @@ pub struct Targets<'a> {
     /// The client the controller is started with (the embedded one runs on it).
     pub controller_client: &'a kube::Client,
     pub kueue: &'a mut Kueue,
+    /// Its API server and etcd.
+    pub cluster: &'a mut LocalCluster,
     /// Where the usage sampler finds the controller's process after a restart.
     pub pid: &'a AtomicU32,
     /// The instant the run's timeline counts from.
@@ -42,15 +56,26 @@ pub struct Unleashed {
     pub faults: Vec<String>,
 }
 
-/// `3×controller, 2×Kueue over about 14 s`.
+/// `5 in all: 3× the controller, 2× Kueue, spread over at least 14 s`.
 pub fn describe(schedule: &[Kill]) -> String {
     let count = |t: Target| schedule.iter().filter(|k| k.target == t).count();
     let seconds: u64 = schedule.iter().map(|k| k.after_ms + k.down_ms).sum::<u64>() / 1000;
+    let mut parts = vec![
+        format!("{}× the controller", count(Target::Controller)),
+        format!("{}× Kueue", count(Target::Kueue)),
+    ];
+    for (target, what) in [
+        (Target::ApiServer, "the API server"),
+        (Target::Etcd, "etcd"),
+    ] {
+        if count(target) > 0 {
+            parts.push(format!("{}× {what}", count(target)));
+        }
+    }
     format!(
-        "{} in all: {}× the controller, {}× Kueue, spread over at least {seconds} s",
+        "{} in all: {}, spread over at least {seconds} s",
         schedule.len(),
-        count(Target::Controller),
-        count(Target::Kueue)
+        parts.join(", ")
     )
 }
 
@@ -60,6 +85,7 @@ pub async fn unleash(schedule: &[Kill], targets: Targets<'_>) -> Unleashed {
         controller,
         controller_client,
         kueue,
+        cluster,
         pid,
         origin,
     } = targets;
@@ -75,10 +101,20 @@ pub async fn unleash(schedule: &[Kill], targets: Targets<'_>) -> Unleashed {
                 restart_controller(controller, controller_client, pid, down).await
             }
             Target::Kueue => restart_kueue(kueue, down).await,
+            Target::ApiServer => cluster
+                .restart_part(ControlPlanePart::ApiServer, down)
+                .await
+                .map_err(anyhow::Error::from),
+            Target::Etcd => cluster
+                .restart_part(ControlPlanePart::Etcd, down)
+                .await
+                .map_err(anyhow::Error::from),
         };
         let what = match kill.target {
             Target::Controller => "controller",
             Target::Kueue => "Kueue",
+            Target::ApiServer => "the API server",
+            Target::Etcd => "etcd",
         };
         unleashed.outages.push(Outage {
             target: kill.target,

@@ -10,6 +10,10 @@ pub enum Target {
     Controller,
     /// The Kueue manager.
     Kueue,
+    /// The local cluster's API server.
+    ApiServer,
+    /// The local cluster's etcd.
+    Etcd,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
@@ -41,8 +45,32 @@ pub fn draw(seed: u64, kills: usize) -> Vec<Kill> {
         let last = schedule.len() - 1;
         schedule[last].target = match schedule[0].target {
             Target::Controller => Target::Kueue,
-            Target::Kueue => Target::Controller,
+            _ => Target::Controller,
         };
+    }
+    schedule
+}
+
+/// `schedule` with `apiserver` restarts of the API server and `etcd` of etcd put in at seeded
+/// places, each with the same bounds as the kills.
+pub fn with_control_plane(
+    mut schedule: Vec<Kill>,
+    seed: u64,
+    apiserver: usize,
+    etcd: usize,
+) -> Vec<Kill> {
+    // A stream of its own: the kills of a seed stay what they were without these.
+    let mut rng = Rng::new(seed ^ 0x5eed_c0de_a915_e7cd);
+    let parts = std::iter::repeat_n(Target::ApiServer, apiserver)
+        .chain(std::iter::repeat_n(Target::Etcd, etcd));
+    for target in parts {
+        let at = rng.between(0, schedule.len() as u64) as usize;
+        let kill = Kill {
+            after_ms: rng.between(500, 4000),
+            target,
+            down_ms: rng.between(0, 3000),
+        };
+        schedule.insert(at.min(schedule.len()), kill);
     }
     schedule
 }
@@ -71,6 +99,28 @@ mod tests {
                 for target in [Target::Controller, Target::Kueue] {
                     assert!(schedule.iter().any(|k| k.target == target), "seed {seed}");
                 }
+            }
+        }
+    }
+
+    #[test]
+    fn control_plane_restarts_join_the_kills_without_changing_them() {
+        for seed in 0..50 {
+            let kills = draw(seed, 10);
+            let all = with_control_plane(kills.clone(), seed, 4, 2);
+            assert_eq!(all, with_control_plane(kills.clone(), seed, 4, 2));
+            assert_eq!(all.len(), 16);
+            let count = |t: Target| all.iter().filter(|k| k.target == t).count();
+            assert_eq!((count(Target::ApiServer), count(Target::Etcd)), (4, 2));
+            let others: Vec<Kill> = all
+                .iter()
+                .copied()
+                .filter(|k| matches!(k.target, Target::Controller | Target::Kueue))
+                .collect();
+            assert_eq!(others, kills, "seed {seed}");
+            for k in &all {
+                assert!((500..=4000).contains(&k.after_ms), "{k:?}");
+                assert!(k.down_ms <= 3000, "{k:?}");
             }
         }
     }

@@ -38,6 +38,21 @@ impl KueueVersion {
     }
 }
 
+impl KueueVersion {
+    /// The pinned releases strictly between `self` and `to`, oldest first: the steps an
+    /// upgrade from `self` to `to` takes on the way (`[v0.18.4]` from v0.17.0 to v0.19.2).
+    pub fn pinned_between(&self, to: KueueVersion) -> Vec<KueueVersion> {
+        let mut between: Vec<KueueVersion> = crate::toolchain::KUEUE_PINNED
+            .iter()
+            .filter_map(|tag| KueueVersion::parse(tag).ok())
+            .filter(|v| v > self && *v < to)
+            .collect();
+        between.sort();
+        between.dedup();
+        between
+    }
+}
+
 impl std::fmt::Display for KueueVersion {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         write!(f, "v{}.{}.{}", self.0, self.1, self.2)
@@ -68,6 +83,15 @@ mod tests {
         assert_eq!(v("v0.19.0").previous_pinned(), Some(v("v0.18.4")));
         assert_eq!(v("v0.18.4").previous_pinned(), Some(v("v0.17.0")));
         assert_eq!(v("v0.17.0").previous_pinned(), None);
+    }
+
+    #[test]
+    fn an_upgrade_steps_through_the_pinned_releases_between() {
+        let v = |tag: &str| KueueVersion::parse(tag).unwrap();
+        assert_eq!(v("v0.17.0").pinned_between(v("v0.19.2")), [v("v0.18.4")]);
+        assert_eq!(v("v0.18.4").pinned_between(v("v0.19.2")), []);
+        assert_eq!(v("v0.17.0").pinned_between(v("v0.18.4")), []);
+        assert_eq!(v("v0.16.0").pinned_between(v("v0.20.0")).len(), 3);
     }
 
     #[test]

@@ -5,6 +5,8 @@ pub mod audit;
 pub mod commands;
 pub mod health;
 pub mod node;
+mod restart;
+pub use restart::ControlPlanePart;
 mod shared;
 
 use std::net::{IpAddr, Ipv4Addr};
@@ -74,6 +76,8 @@ pub struct LocalCluster {
     ports: Ports,
     /// In start order; stopped in reverse.
     processes: Vec<Process>,
+    /// How each component of the control plane was started, to start it again in place.
+    launches: Vec<restart::Launch>,
     /// Stopped first: its teardown needs none of the other processes.
     node: Option<RealNode>,
     reach: Reach,
@@ -126,6 +130,7 @@ impl LocalCluster {
             work_dir,
             ports,
             processes: Vec::new(),
+            launches: Vec::new(),
             node: None,
             reach,
             remove_work_dir,
@@ -295,6 +300,8 @@ impl LocalCluster {
             ClusterError::Other(format!("cannot start {name} ({}): {e}", binary.display()))
         })?;
         self.processes.push(process);
+        self.launches
+            .push(restart::Launch::new(name, binary, args, envs, detached));
         Ok(())
     }
 

@@ -13,6 +13,14 @@ pub struct ChaosArgs {
     /// SIGKILLs in all, each of the controller or of Kueue.
     #[arg(long, default_value_t = 10)]
     kills: usize,
+    /// Restarts of the local cluster's API server (SIGKILL, a pause, started again on the same
+    /// etcd), among the kills.
+    #[arg(long, value_name = "N", default_value_t = 0)]
+    apiserver_restarts: usize,
+    /// Restarts of the local cluster's etcd (SIGKILL, a pause, started again on its data),
+    /// among the kills.
+    #[arg(long, value_name = "N", default_value_t = 0)]
+    etcd_restarts: usize,
     #[command(flatten)]
     flags: LoadFlags,
     /// The controller under test: a process the bench can kill.
@@ -24,7 +32,12 @@ impl ChaosArgs {
     pub async fn run(self) -> anyhow::Result<ExitCode> {
         let settings = self.flags.settings()?;
         let subject = Subject::Controller(controller_mode(&self.controller, &[])?);
-        let result = awconf_bench::chaos(&settings, &subject, self.kills).await?;
+        let faults = awconf_bench::chaos::Faults {
+            kills: self.kills,
+            apiserver_restarts: self.apiserver_restarts,
+            etcd_restarts: self.etcd_restarts,
+        };
+        let result = awconf_bench::chaos(&settings, &subject, &faults).await?;
         println!();
         for line in report::table(std::slice::from_ref(&result.run)) {
             println!("{line}");
@@ -36,8 +49,15 @@ impl ChaosArgs {
             write_json(path, &result)?;
         }
         let reproduce = format!(
-            "awconf bench chaos --kills {} --seed {} --appwrappers {} --at-once {} --controller {}",
-            self.kills, settings.seed, settings.appwrappers, settings.at_once, self.controller
+            "awconf bench chaos --kills {} --apiserver-restarts {} --etcd-restarts {} --seed {} \
+             --appwrappers {} --at-once {} --controller {}",
+            self.kills,
+            self.apiserver_restarts,
+            self.etcd_restarts,
+            settings.seed,
+            settings.appwrappers,
+            settings.at_once,
+            self.controller
         );
         if result.verdict.passed() {
             println!(

@@ -20,6 +20,12 @@ pub fn needed(options: &SuiteOptions, kueue_from: Option<KueueVersion>) -> Vec<C
         }
         if let Some(from) = kueue_from {
             needed.push(Component::kueue(&from.to_string()));
+            // The releases an upgrade steps through on its way to the Kueue under test.
+            if let KueueSource::Release(to) = &options.kueue {
+                for via in from.pinned_between(*to) {
+                    needed.push(Component::kueue(&via.to_string()));
+                }
+            }
         }
         needed.push(Component::kwok());
     }
@@ -82,6 +88,18 @@ mod tests {
             [
                 "kubernetes v1.36.3",
                 "kueue v0.19.2",
+                "kwok v0.8.0",
+                "etcd v3.6.16"
+            ]
+        );
+        // From two releases back, the upgrade steps through the pinned one between.
+        assert_eq!(
+            names(&options, Some(KueueVersion(0, 17, 0))),
+            [
+                "kubernetes v1.36.3",
+                "kueue v0.19.2",
+                "kueue v0.17.0",
+                "kueue v0.18.4",
                 "kwok v0.8.0",
                 "etcd v3.6.16"
             ]

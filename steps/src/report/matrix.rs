@@ -236,42 +236,38 @@ pub fn render(columns: &[Column]) -> (String, Comparison) {
     )
 }
 
-/// A line per differing scenario: where it passed, and where not, with the page and reason.
+/// A line per differing scenario: where it passed, and where not. Passes, and skips for the
+/// same reason, are grouped; each failure names its page and its first line.
 fn differences(columns: &[Column], rows: &BTreeMap<(&str, &str), Row<'_>>) -> Vec<String> {
     rows.iter()
         .filter(|(_, row)| differs(row))
         .map(|((feature, scenario), row)| {
-            let outcomes: Vec<String> = columns
+            // Each group: its outcome, the runs it has, and what follows their names.
+            let mut groups: Vec<(Status, Vec<&str>, String)> = Vec::new();
+            for (column, cell) in columns.iter().zip(row) {
+                let Some(s) = cell else { continue };
+                let reason = s.reason.as_deref().unwrap_or_default();
+                let tail = match (s.status, &s.page) {
+                    (Status::Passed, _) => String::new(),
+                    (Status::Skipped, _) | (_, None) => format!(" ({reason})"),
+                    (_, Some(page)) => format!(" ({}/{page}: {reason})", column.dir),
+                };
+                let groups_with_others = matches!(s.status, Status::Passed | Status::Skipped);
+                match groups
+                    .iter_mut()
+                    .find(|(status, _, t)| groups_with_others && *status == s.status && *t == tail)
+                {
+                    Some((_, runs, _)) => runs.push(&column.label),
+                    None => groups.push((s.status, vec![&column.label], tail)),
+                }
+            }
+            let parts: Vec<String> = groups
                 .iter()
-                .zip(row)
-                .filter_map(|(column, cell)| {
-                    let s = (*cell)?;
-                    Some(match (s.status, &s.page) {
-                        (Status::Passed, _) => format!("passed on {}", column.label),
-                        (status, Some(page)) if status != Status::Skipped => format!(
-                            "{} on {} ({}/{}{})",
-                            status.as_str(),
-                            column.label,
-                            column.dir,
-                            page,
-                            s.reason
-                                .as_deref()
-                                .map(|r| format!(": {r}"))
-                                .unwrap_or_default()
-                        ),
-                        (status, _) => format!(
-                            "{} on {}{}",
-                            status.as_str(),
-                            column.label,
-                            s.reason
-                                .as_deref()
-                                .map(|r| format!(" ({r})"))
-                                .unwrap_or_default()
-                        ),
-                    })
+                .map(|(status, runs, tail)| {
+                    format!("{} on {}{tail}", status.as_str(), runs.join(", "))
                 })
                 .collect();
-            format!("≠ {feature}: {scenario}: {}", outcomes.join("; "))
+            format!("≠ {feature}: {scenario}: {}", parts.join("; "))
         })
         .collect()
 }
@@ -356,6 +352,7 @@ mod tests {
             ),
             column("c", vec![result("s3", Status::Failed)]),
         ];
+        let differences = |columns: &[Column]| render(columns).1.differences;
         let (html, comparison) = render(&columns);
         assert_eq!(
             comparison,
@@ -373,5 +370,24 @@ mod tests {
         assert!(html.contains("<td class=\"skipped\" title=\"@extension\">skipped</td>"));
         assert_eq!(html.matches("<tr class=\"differs\">").count(), 1);
         assert_eq!(html.matches("<td class=\"absent\">").count(), 4);
+
+        let mut failed = result("s2", Status::Failed);
+        failed.reason = Some("expected phase Running".into());
+        let more = [
+            columns[0].clone(),
+            columns[1].clone(),
+            column("c", vec![result("s2", Status::Skipped)]),
+            column("d", vec![failed.clone()]),
+            column("e", vec![result("s2", Status::Passed)]),
+            column("f", vec![failed]),
+        ];
+        assert_eq!(
+            differences(&more),
+            [
+                "≠ Phases: s2: passed on run a, e; skipped on b, c (@extension); failed on d \
+                 (d/scenarios/s2/index.html: expected phase Running); failed on f \
+                 (f/scenarios/s2/index.html: expected phase Running)"
+            ]
+        );
     }
 }

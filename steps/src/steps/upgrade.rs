@@ -70,11 +70,14 @@ async fn upgraded(w: &mut AwWorld) -> anyhow::Result<()> {
     }
     let started = Instant::now();
     let upgrade = pending(w)?;
-    let (from, to) = (upgrade.from, upgrade.to.label());
+    let path: Vec<String> = std::iter::once(upgrade.from.to_string())
+        .chain(upgrade.steps().iter().map(|s| s.label()))
+        .collect();
     upgrade.upgrade().await?;
     w.note(format!(
-        "Kueue upgraded in place from {from} to {to} in {:.1}s (stopped, new CRDs applied, \
-         started, webhooks answering)",
+        "Kueue upgraded in place, {} in {:.1}s (each: stopped, new CRDs applied, started, \
+         webhooks answering)",
+        path.join(" → "),
         started.elapsed().as_secs_f64()
     ));
     Ok(())
