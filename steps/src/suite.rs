@@ -41,8 +41,17 @@ pub async fn run_plan(options: SuiteOptions, plan: Plan) -> anyhow::Result<Summa
     std::fs::create_dir_all(&options.report_dir)
         .with_context(|| format!("creating {}", options.report_dir.display()))?;
     if let Some(from) = kueue_from {
+        let via: Vec<String> = match &options.kueue {
+            clusters::kueue::KueueSource::Release(to) => from
+                .pinned_between(*to)
+                .iter()
+                .map(|v| format!("{v}, then "))
+                .collect(),
+            _ => Vec::new(),
+        };
         println!(
-            "awconf: the upgrade scenario runs Kueue {from}, then upgrades it to {}",
+            "awconf: the upgrade scenario runs Kueue {from}, then upgrades it to {}{}",
+            via.concat(),
             options.kueue.label()
         );
     }

@@ -74,12 +74,14 @@ async fn upgraded(w: &mut AwWorld) -> anyhow::Result<()> {
         .chain(upgrade.steps().iter().map(|s| s.label()))
         .collect();
     upgrade.upgrade().await?;
-    w.note(format!(
+    let done = format!(
         "Kueue upgraded in place, {} in {:.1}s (each: stopped, new CRDs applied, started, \
          webhooks answering)",
         path.join(" → "),
         started.elapsed().as_secs_f64()
-    ));
+    );
+    tracing::info!("{done}");
+    w.note(done);
     Ok(())
 }
 
