@@ -2,7 +2,8 @@
 //! pair of a Kueue release and a Kubernetes release (`awconf matrix`): the upgrade goes from
 //! each pinned Kueue to the next (v0.17.0 → v0.18.4 on the v0.18.4 pairs, v0.18.4 → v0.19.2 on
 //! the v0.19.2 ones), and every other Kueue scenario meets each Kueue on each control plane.
-//! The full suite runs on the default pair in `tests/conformance.rs`.
+//! Then the upgrade from the oldest pinned Kueue to the newest, stepping through each pinned
+//! release between. The full suite runs on the default pair in `tests/conformance.rs`.
 
 use std::process::Command;
 
@@ -40,4 +41,31 @@ fn the_kueue_feature_passes_on_every_pinned_pair() {
         assert_eq!(counts[0], if oldest { "1" } else { "0" }, "{row}");
     }
     assert!(report.join("index.html").is_file());
+
+    // The chain, after the matrix rather than beside it: two cores.
+    let oldest = clusters::toolchain::KUEUE_PINNED
+        .iter()
+        .filter_map(|t| clusters::kueue::KueueVersion::parse(t).ok())
+        .min()
+        .unwrap()
+        .to_string();
+    let out = Command::new(env!("CARGO_BIN_EXE_awconf"))
+        .args(["run", "--kueue-upgrade-from", &oldest, "--report"])
+        .arg(dir.path().join("chain"))
+        .arg("Kueue upgrade")
+        .env_remove("AWCONF_CONTROLLER")
+        .env_remove("AWCONF_KUEUE_VERSION")
+        .output()
+        .expect("awconf runs");
+    let text =
+        String::from_utf8_lossy(&out.stdout).to_string() + &String::from_utf8_lossy(&out.stderr);
+    println!("{text}");
+    assert_eq!(out.status.code(), Some(0), "{text}");
+    assert!(
+        text.contains(&format!(
+            "the upgrade scenario runs Kueue {oldest}, then upgrades it to "
+        )),
+        "{text}"
+    );
+    assert!(text.contains("1 passed, 0 failed"), "{text}");
 }

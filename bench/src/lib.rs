@@ -167,10 +167,12 @@ async fn measure(
                 pid: &target,
                 origin: run.origin(),
             };
-            let (_, unleashed) = tokio::join!(
-                run.drive(settings.timeout),
-                chaos::unleash(schedule, targets)
-            );
+            let finished = tokio::sync::Notify::new();
+            let drive = async {
+                run.drive(settings.timeout).await;
+                finished.notify_one();
+            };
+            let (_, unleashed) = tokio::join!(drive, chaos::unleash(schedule, targets, &finished));
             unleashed
         }
     };
@@ -239,6 +241,8 @@ pub struct ChaosReport {
     pub plan: String,
     pub kills: Vec<chaos::schedule::Kill>,
     pub outages: Vec<chaos::Outage>,
+    /// Parts of the control plane that exited by themselves and were started again.
+    pub revived: Vec<String>,
     pub run: RunReport,
     pub verdict: chaos::verdict::Verdict,
 }
@@ -279,6 +283,7 @@ pub async fn chaos(
         plan: plan.describe(),
         kills: schedule,
         outages: unleashed.outages,
+        revived: unleashed.revived,
         run,
         verdict,
     })

@@ -54,6 +54,9 @@ pub struct Unleashed {
     pub outages: Vec<Outage>,
     /// The kills or restarts that did not go through.
     pub faults: Vec<String>,
+    /// Parts of the control plane that exited by themselves and were started again, as a
+    /// kubelet restarts its static pods.
+    pub revived: Vec<String>,
 }
 
 /// `5 in all: 3× the controller, 2× Kueue, spread over at least 14 s`.
@@ -79,8 +82,12 @@ pub fn describe(schedule: &[Kill]) -> String {
     )
 }
 
-/// Carries out `schedule`.
-pub async fn unleash(schedule: &[Kill], targets: Targets<'_>) -> Unleashed {
+/// Carries out `schedule`, then keeps the control plane running until `finished` is notified.
+pub async fn unleash(
+    schedule: &[Kill],
+    targets: Targets<'_>,
+    finished: &tokio::sync::Notify,
+) -> Unleashed {
     let Targets {
         controller,
         controller_client,
@@ -136,8 +143,31 @@ pub async fn unleash(schedule: &[Kill], targets: Targets<'_>) -> Unleashed {
                     .push(format!("kill {} ({what}): {e:#}", i + 1));
             }
         }
+        revive(cluster, origin, &mut unleashed);
+    }
+    loop {
+        tokio::select! {
+            _ = finished.notified() => break,
+            _ = tokio::time::sleep(Duration::from_secs(2)) => revive(cluster, origin, &mut unleashed),
+        }
     }
     unleashed
+}
+
+/// Starts again what of the control plane has exited since the last look.
+fn revive(cluster: &mut LocalCluster, origin: Instant, unleashed: &mut Unleashed) {
+    match cluster.revive_exited() {
+        Ok(revived) => {
+            for what in revived {
+                let at = origin.elapsed().as_secs_f64();
+                println!("  chaos: started {what} again at {at:.1}s, as its kubelet would");
+                unleashed.revived.push(format!("{what}, at {at:.1}s"));
+            }
+        }
+        Err(e) => unleashed.faults.push(format!(
+            "starting an exited part of the control plane again: {e}"
+        )),
+    }
 }
 
 /// SIGKILL, `down` of nothing, start; returns how long from the kill to running again.

@@ -52,7 +52,9 @@ pub fn draw(seed: u64, kills: usize) -> Vec<Kill> {
 }
 
 /// `schedule` with `apiserver` restarts of the API server and `etcd` of etcd put in at seeded
-/// places, each with the same bounds as the kills.
+/// places, each 5 to 15 s after the fault before it (every client of the API server re-lists
+/// after one; a restart every few seconds would leave the control plane's own controllers no
+/// time to catch up) and down up to 3 s.
 pub fn with_control_plane(
     mut schedule: Vec<Kill>,
     seed: u64,
@@ -66,7 +68,7 @@ pub fn with_control_plane(
     for target in parts {
         let at = rng.between(0, schedule.len() as u64) as usize;
         let kill = Kill {
-            after_ms: rng.between(500, 4000),
+            after_ms: rng.between(5000, 15000),
             target,
             down_ms: rng.between(0, 3000),
         };
@@ -119,7 +121,11 @@ mod tests {
                 .collect();
             assert_eq!(others, kills, "seed {seed}");
             for k in &all {
-                assert!((500..=4000).contains(&k.after_ms), "{k:?}");
+                let after = match k.target {
+                    Target::ApiServer | Target::Etcd => 5000..=15000,
+                    _ => 500..=4000,
+                };
+                assert!(after.contains(&k.after_ms), "{k:?}");
                 assert!(k.down_ms <= 3000, "{k:?}");
             }
         }

@@ -64,6 +64,50 @@ impl std::fmt::Display for ControlPlanePart {
 }
 
 impl LocalCluster {
+    /// Starts again, with the same command, each component of the control plane that has
+    /// exited, as a kubelet restarts its static pods (kube-scheduler exits on purpose when it
+    /// finds its cache inconsistent after an API server outage). Returns what was restarted,
+    /// with how each had exited.
+    pub fn revive_exited(&mut self) -> Result<Vec<String>, ClusterError> {
+        let mut revived = Vec::new();
+        for index in 0..self.processes.len() {
+            let Some(status) = self.processes[index].exited() else {
+                continue;
+            };
+            let name = self.processes[index].name.clone();
+            let Some(launch) = self.launches.iter().find(|l| l.name == name).cloned() else {
+                // Not a part of the control plane (Kueue, a controller): its owner restarts it.
+                continue;
+            };
+            let process = self.launch_again(&launch)?;
+            let _ = std::mem::replace(&mut self.processes[index], process);
+            revived.push(format!("{name} (it had exited: {status})"));
+        }
+        if !revived.is_empty() {
+            self.write_state()?;
+        }
+        Ok(revived)
+    }
+
+    fn launch_again(&self, launch: &Launch) -> Result<Process, ClusterError> {
+        let name = &launch.name;
+        let log = self.work_dir.join("logs").join(format!("{name}.log"));
+        let envs: Vec<(&str, String)> = launch
+            .envs
+            .iter()
+            .map(|(k, v)| (k.as_str(), v.clone()))
+            .collect();
+        Process::start(
+            name,
+            &launch.binary,
+            &launch.args,
+            &envs,
+            &log,
+            launch.detached,
+        )
+        .map_err(|e| ClusterError::Other(format!("cannot start {name} again: {e}")))
+    }
+
     /// SIGKILLs `part`, waits `down`, starts it again with the same command and waits until
     /// it is healthy (etcd's `/health`, the API server's `/readyz`). Returns the time from the
     /// kill until it was healthy again.
@@ -87,21 +131,7 @@ impl LocalCluster {
         let killed = Instant::now();
         self.processes[index].kill();
         tokio::time::sleep(down).await;
-        let log = self.work_dir.join("logs").join(format!("{name}.log"));
-        let envs: Vec<(&str, String)> = launch
-            .envs
-            .iter()
-            .map(|(k, v)| (k.as_str(), v.clone()))
-            .collect();
-        let process = Process::start(
-            name,
-            &launch.binary,
-            &launch.args,
-            &envs,
-            &log,
-            launch.detached,
-        )
-        .map_err(|e| ClusterError::Other(format!("cannot start {name} again: {e}")))?;
+        let process = self.launch_again(&launch)?;
         // The old one has exited: dropping it signals nothing that still runs.
         let _ = std::mem::replace(&mut self.processes[index], process);
         let pki = self.work_dir.join("pki");

@@ -45,6 +45,9 @@ impl ChaosArgs {
         for line in report::details(&result.run) {
             println!("{line}");
         }
+        for what in &result.revived {
+            println!("started again (it had exited by itself): {what}");
+        }
         if let Some(path) = &self.flags.json {
             write_json(path, &result)?;
         }
