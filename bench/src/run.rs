@@ -423,12 +423,30 @@ async fn watch(
     let mut events = watcher(api, watcher::Config::default())
         .default_backoff()
         .boxed();
+    // The names a re-list (after the watch broke, e.g. an API server restart) has shown so far:
+    // what it does not show was deleted while nobody watched.
+    let mut relisted: Option<std::collections::HashSet<String>> = None;
     while let Some(event) = events.next().await {
         let at = started.elapsed().as_secs_f64();
         let (object, gone) = match event {
-            Ok(watcher::Event::Apply(o) | watcher::Event::InitApply(o)) => (o, false),
+            Ok(watcher::Event::Init) => {
+                relisted = Some(Default::default());
+                continue;
+            }
+            Ok(watcher::Event::InitApply(o)) => {
+                if let (Some(seen), Some(name)) = (&mut relisted, &o.metadata.name) {
+                    seen.insert(name.clone());
+                }
+                (o, false)
+            }
+            Ok(watcher::Event::InitDone) => {
+                if let Some(seen) = relisted.take() {
+                    lock(&timeline).vanished_unless(&seen, at);
+                }
+                continue;
+            }
+            Ok(watcher::Event::Apply(o)) => (o, false),
             Ok(watcher::Event::Delete(o)) => (o, true),
-            Ok(_) => continue,
             Err(e) => {
                 tracing::debug!("workload watch: {e}");
                 continue;

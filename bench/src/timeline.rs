@@ -98,6 +98,9 @@ pub struct Record {
     /// When the attempt under way was first seen deploying.
     #[serde(skip)]
     pub attempt_from: Option<f64>,
+    /// The watch has shown it at least once.
+    #[serde(skip)]
+    pub watched: bool,
 }
 
 /// A reset as the watch saw it.
@@ -158,6 +161,7 @@ impl Timeline {
         let Some(r) = self.records.get_mut(name) else {
             return Vec::new();
         };
+        r.watched = true;
         let mut news = Vec::new();
         if seen.resets > r.max_resets {
             let attempt_from = r
@@ -204,6 +208,20 @@ impl Timeline {
             },
             at,
         )
+    }
+
+    /// Every workload seen and not yet ended that is not in `present` (a fresh list of the
+    /// namespace) is gone: it was deleted while the watch was down.
+    pub fn vanished_unless(&mut self, present: &std::collections::HashSet<String>, at: f64) {
+        let gone: Vec<String> = self
+            .records
+            .iter()
+            .filter(|(name, r)| r.watched && r.end.is_none() && !present.contains(*name))
+            .map(|(name, _)| name.clone())
+            .collect();
+        for name in gone {
+            self.vanished(&name, at);
+        }
     }
 
     pub fn records(&self) -> &BTreeMap<String, Record> {
@@ -355,6 +373,25 @@ mod tests {
         {"type": "Failed", "status": "False"}]}}), seen(false, None, 0))]
     fn job_states(#[case] job: Value, #[case] expected: Observation) {
         assert_eq!(Observation::of_job(&job), expected);
+    }
+
+    #[test]
+    fn a_relist_ends_what_it_no_longer_shows_and_was_seen_before() {
+        let mut t = Timeline::new(["gone", "ended", "kept", "new"]);
+        for name in ["gone", "ended", "kept", "new"] {
+            t.created(name, 1.0);
+        }
+        t.observed("gone", seen(true, None, 0), 2.0);
+        t.observed("ended", seen(false, Some(End::Succeeded), 0), 2.0);
+        t.observed("kept", seen(true, None, 0), 2.0);
+        // "new" was created but not yet watched: a list made before it existed leaves it be.
+        let present = ["kept".to_string()].into_iter().collect();
+        t.vanished_unless(&present, 5.0);
+        assert_eq!(t.records()["gone"].end, Some(End::Deleted));
+        assert_eq!(t.records()["gone"].ended, Some(5.0));
+        assert_eq!(t.records()["ended"].end, Some(End::Succeeded));
+        assert_eq!(t.records()["kept"].end, None);
+        assert_eq!(t.records()["new"].end, None);
     }
 
     #[test]

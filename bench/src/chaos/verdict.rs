@@ -154,6 +154,7 @@ mod tests {
             max_resets: resets.len() as i64,
             resets,
             attempt_from: None,
+            watched: true,
         }
     }
 
