@@ -42,6 +42,10 @@ pub struct RunReport {
     /// Received by the API server from the first creation to the end of the cleanup.
     pub requests: Requests,
     pub violations: Vec<String>,
+    /// States the monitor could not check, since a re-list of its watch skipped them (the
+    /// API server was down when they changed); violations unless a fault explains them.
+    #[serde(default)]
+    pub unchecked: Vec<String>,
     pub pods_left: usize,
     pub leftovers: Vec<String>,
     /// Workloads still there when the cleanup gave up.
@@ -380,6 +384,7 @@ pub fn details(r: &RunReport) -> Vec<String> {
         ("not ended", &r.unfinished),
         ("ended otherwise than planned", &r.unexpected),
         ("invariant violations", &r.violations),
+        ("unchecked: a re-list skipped them", &r.unchecked),
         ("left at the end", &r.leftovers),
         ("not gone after the cleanup", &r.undeleted),
     ] {
@@ -440,6 +445,7 @@ mod tests {
                 ..Requests::default()
             },
             violations: vec![],
+            unchecked: vec![],
             pods_left: 0,
             leftovers: vec![],
             undeleted: vec![],

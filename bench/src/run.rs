@@ -91,6 +91,8 @@ pub struct Run {
 pub struct Conclusion {
     pub timeline: Timeline,
     pub violations: Vec<String>,
+    /// States the monitor could not check: a re-list of its watch skipped them.
+    pub unchecked: Vec<String>,
     /// Pods left once every workload was gone.
     pub pods_left: usize,
     /// Those pods and the wrapped objects left, described.
@@ -265,16 +267,19 @@ impl Run {
             Ok(found) => found,
             Err(e) => (0, vec![format!("could not list what is left: {e:#}")]),
         };
-        let mut violations = Vec::new();
+        let (mut violations, mut unchecked) = (Vec::new(), Vec::new());
         if let Some(monitor) = &self.monitor {
             monitor
                 .settle(&self.namespace, Duration::from_secs(30))
                 .await;
-            violations = monitor
-                .violations_in(&self.namespace)
-                .iter()
-                .map(|v| format!("{}: {}", v.name, v.message))
-                .collect();
+            for v in monitor.violations_in(&self.namespace) {
+                let text = format!("{}: {}", v.name, v.message);
+                if v.is_unchecked() {
+                    unchecked.push(text);
+                } else {
+                    violations.push(text);
+                }
+            }
             monitor.stop();
         }
         self.watch.abort();
@@ -289,6 +294,7 @@ impl Run {
         Conclusion {
             timeline,
             violations,
+            unchecked,
             pods_left,
             leftovers,
             undeleted,

@@ -7,9 +7,10 @@ use super::schedule::Target;
 use crate::plan::{Ending, Plan};
 use crate::timeline::{End, Record, SeenReset};
 
-/// The reasons a reset has when Kueue was down while the attempt was deploying: its webhooks
-/// refused a wrapped object past the admission grace period (`CreateFailed`), or refused the
-/// pods of a wrapped Job until they could not be ready in time (`InsufficientPodsReady`).
+/// The reasons a reset has when Kueue or the API server was down while the attempt was
+/// deploying: a wrapped object could not be created past the admission grace period
+/// (`CreateFailed`), or its pods could not be created, scheduled or started in time
+/// (`InsufficientPodsReady`).
 const OUTAGE_REASONS: [&str; 2] = ["CreateFailed", "InsufficientPodsReady"];
 
 /// Watch latency and restart bookkeeping, in seconds, allowed between an outage and an attempt.
@@ -21,6 +22,8 @@ pub struct Outcome<'a> {
     pub records: &'a std::collections::BTreeMap<String, Record>,
     /// The invariant monitor's violations in the run's namespace, rendered.
     pub violations: &'a [String],
+    /// States the monitor could not check: a re-list of its watch skipped them.
+    pub unchecked: &'a [String],
     /// Labelled pods and wrapped objects left once every AppWrapper was gone.
     pub leftovers: &'a [String],
     /// When the controller and Kueue were down.
@@ -29,8 +32,9 @@ pub struct Outcome<'a> {
     pub faults: &'a [String],
 }
 
-/// Whether a Kueue outage explains `reset`: the reason is one an outage causes and Kueue was
-/// down at some moment of the attempt that ended in it.
+/// Whether an outage explains `reset`: the reason is one an outage causes and Kueue, the API
+/// server or etcd was down at some moment of the attempt that ended in it (the controller's
+/// own outages do not: it must not reset a workload for having been away).
 fn explained_by_outage(reset: &SeenReset, outages: &[Outage]) -> bool {
     let Some(reason) = &reset.reason else {
         return false;
@@ -39,12 +43,14 @@ fn explained_by_outage(reset: &SeenReset, outages: &[Outage]) -> bool {
     OUTAGE_REASONS.contains(&reason.as_str())
         && outages
             .iter()
-            .any(|o| o.target == Target::Kueue && o.from <= reset.at && o.to >= attempt_from)
+            .any(|o| o.target != Target::Controller && o.from <= reset.at && o.to >= attempt_from)
 }
 
 #[derive(Clone, Debug, Default, PartialEq, Serialize)]
 pub struct Verdict {
     pub problems: Vec<String>,
+    /// What could not be checked, and why that does not fail the run.
+    pub unchecked: Vec<String>,
 }
 
 impl Verdict {
@@ -85,7 +91,7 @@ pub fn judge(outcome: &Outcome) -> Verdict {
                 })
                 .collect();
             problems.push(format!(
-                "{name}: resettingCount reached {}, but the plan explains {} and Kueue outages {}; \
+                "{name}: resettingCount reached {}, but the plan explains {} and outages {}; \
                  the other resets: {}",
                 record.max_resets,
                 planned.resets(),
@@ -100,6 +106,19 @@ pub fn judge(outcome: &Outcome) -> Verdict {
             .iter()
             .map(|v| format!("invariant violated: {v}")),
     );
+    // The monitor cannot see what changes while the API server is down; without such an
+    // outage a skipped state is a violation like any other.
+    let api_down = outage_list
+        .iter()
+        .any(|o| matches!(o.target, Target::ApiServer | Target::Etcd));
+    let mut unchecked = Vec::new();
+    for u in outcome.unchecked {
+        if api_down {
+            unchecked.push(u.clone());
+        } else {
+            problems.push(format!("invariant violated: {u}"));
+        }
+    }
     problems.extend(
         outcome
             .leftovers
@@ -107,7 +126,10 @@ pub fn judge(outcome: &Outcome) -> Verdict {
             .map(|l| format!("left behind: {l}")),
     );
     problems.extend(outcome.faults.iter().cloned());
-    Verdict { problems }
+    Verdict {
+        problems,
+        unchecked,
+    }
 }
 
 #[cfg(test)]
@@ -188,16 +210,44 @@ mod tests {
         leftovers: &[&str],
         outages: &[Outage],
     ) -> Verdict {
+        with_unchecked(records, violations, &[], leftovers, outages)
+    }
+
+    fn with_unchecked(
+        records: &BTreeMap<String, Record>,
+        violations: &[&str],
+        unchecked: &[&str],
+        leftovers: &[&str],
+        outages: &[Outage],
+    ) -> Verdict {
         let plan = plan();
         let own = |v: &[&str]| v.iter().map(|s| s.to_string()).collect::<Vec<_>>();
         judge(&Outcome {
             plan: &plan,
             records,
             violations: &own(violations),
+            unchecked: &own(unchecked),
             leftovers: &own(leftovers),
             outages,
             faults: &[],
         })
+    }
+
+    /// What changed while the API server or etcd was down is unchecked, not broken; without
+    /// such an outage a skipped state fails the run like a violation.
+    #[test]
+    fn skipped_states_pass_only_where_the_api_server_was_down() {
+        let skipped = ["aw-1: the watch re-listed and missed states"];
+        for (outage, passes) in [
+            (down(Target::ApiServer, 3.0, 6.0), true),
+            (down(Target::Etcd, 3.0, 6.0), true),
+            (kueue_down(3.0, 6.0), false),
+            (down(Target::Controller, 3.0, 6.0), false),
+        ] {
+            let v = with_unchecked(&good(), &[], &skipped, &[], &[outage]);
+            assert_eq!(v.passed(), passes, "{outage:?}: {v:?}");
+            assert_eq!(v.unchecked.len(), usize::from(passes), "{outage:?}");
+        }
     }
 
     fn down(target: Target, from: f64, to: f64) -> Outage {
@@ -208,8 +258,8 @@ mod tests {
         down(Target::Kueue, from, to)
     }
 
-    /// A reset explained by Kueue being down during its attempt: webhooks refused the
-    /// wrapped objects or the pods.
+    /// A reset explained by Kueue, the API server or etcd being down during its attempt:
+    /// webhooks refused the wrapped objects or the pods, or nothing could be written.
     #[rstest]
     #[case::create_failed_during_the_outage(
         reset(30.0, "CreateFailed", 5.0),
@@ -219,7 +269,15 @@ mod tests {
         reset(30.0, "InsufficientPodsReady", 5.0),
         kueue_down(2.0, 5.5)
     )]
-    fn a_reset_during_a_kueue_outage_is_explained(#[case] r: SeenReset, #[case] o: Outage) {
+    #[case::pods_not_scheduled_while_the_api_server_was_down(
+        reset(30.0, "InsufficientPodsReady", 5.0),
+        down(Target::ApiServer, 10.0, 14.0)
+    )]
+    #[case::objects_not_created_while_etcd_was_down(
+        reset(30.0, "CreateFailed", 5.0),
+        down(Target::Etcd, 10.0, 14.0)
+    )]
+    fn a_reset_during_an_outage_is_explained(#[case] r: SeenReset, #[case] o: Outage) {
         let mut records = good();
         records.insert(
             "job".into(),
@@ -257,7 +315,7 @@ mod tests {
         assert_eq!(v.problems.len(), 1, "{v:?}");
         assert!(
             v.problems[0].starts_with(
-                "job: resettingCount reached 1, but the plan explains 0 and Kueue outages 0; \
+                "job: resettingCount reached 1, but the plan explains 0 and outages 0; \
                  the other resets: 30.0 s ("
             ),
             "{v:?}"
@@ -289,12 +347,12 @@ mod tests {
     #[case(
         "job",
         record(Some(End::Succeeded), 1),
-        "job: resettingCount reached 1, but the plan explains 0 and Kueue outages 0"
+        "job: resettingCount reached 1, but the plan explains 0 and outages 0"
     )]
     #[case(
         "failing",
         record(Some(End::Failed), 2),
-        "failing: resettingCount reached 2, but the plan explains 1 and Kueue outages 0"
+        "failing: resettingCount reached 2, but the plan explains 1 and outages 0"
     )]
     fn broken_promises_fail(#[case] name: &str, #[case] r: Record, #[case] problem: &str) {
         let mut records = good();

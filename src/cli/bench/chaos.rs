@@ -62,6 +62,13 @@ impl ChaosArgs {
             settings.at_once,
             self.controller
         );
+        if !result.verdict.unchecked.is_empty() {
+            println!(
+                "unchecked: {} changes the monitor could not see, the API server or etcd being \
+                 down (a re-list skipped their states); the JSON report lists them",
+                result.verdict.unchecked.len()
+            );
+        }
         if result.verdict.passed() {
             println!(
                 "chaos verdict: passed (seed {}): {reproduce}",

@@ -46,6 +46,14 @@ pub struct Violation {
     pub at: DateTime<Utc>,
 }
 
+impl Violation {
+    /// States a re-list skipped, which the monitor could not check (rather than a state or a
+    /// change it saw break a rule).
+    pub fn is_unchecked(&self) -> bool {
+        self.message.starts_with(tracker::MISSED)
+    }
+}
+
 impl std::fmt::Display for Violation {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         writeln!(f, "AppWrapper {}: {}", self.name, self.message)?;

@@ -196,11 +196,13 @@ impl Tracker {
     }
 }
 
+/// How the violation of states a re-list skipped begins.
+pub const MISSED: &str =
+    "the watch re-listed and missed states of this AppWrapper, which went unchecked";
+
 /// The violation of states a re-list skipped: the monitor could not check them.
 fn missed(evidence: &str) -> String {
-    format!(
-        "the watch re-listed and missed states of this AppWrapper, which went unchecked: {evidence}"
-    )
+    format!("{MISSED}: {evidence}")
 }
 
 pub fn violation(
