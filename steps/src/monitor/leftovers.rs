@@ -142,6 +142,9 @@ impl Cluster for kube::Client {
     }
 }
 
+/// How a release whose leftovers could not be read (the API server did not answer) begins.
+pub const NOT_CHECKED: &str = "could not check for leftovers";
+
 /// Checks the promise of `release`; returns the violation, if any.
 ///
 /// The leftovers are read, `pause` apart, until two successive reads agree ([`compare`]): a
@@ -158,7 +161,7 @@ pub async fn check(cluster: &impl Cluster, release: &Release, pause: Duration) -
         Ok(None) => None,
         Ok(Some((left, now))) => judge(release, &left, now.as_ref()),
         Err(e) => Some(format!(
-            "could not check for leftovers after {} ({ATTEMPTS} attempts): {e:#}",
+            "{NOT_CHECKED} after {} ({ATTEMPTS} attempts): {e:#}",
             release.promise
         )),
     }

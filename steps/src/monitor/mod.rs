@@ -47,10 +47,11 @@ pub struct Violation {
 }
 
 impl Violation {
-    /// States a re-list skipped, which the monitor could not check (rather than a state or a
-    /// change it saw break a rule).
+    /// What the monitor could not check, rather than a state or a change it saw break a rule:
+    /// states a re-list skipped, or a release whose leftovers it could not read.
     pub fn is_unchecked(&self) -> bool {
         self.message.starts_with(tracker::MISSED)
+            || self.message.starts_with(leftovers::NOT_CHECKED)
     }
 }
 
@@ -431,6 +432,32 @@ mod tests {
             .find(|e| e.from == from && e.to == to)
             .map(|e| (e.direct, e.inferred, e.in_diagram))
             .unwrap_or_default()
+    }
+
+    #[test]
+    fn what_could_not_be_checked_is_told_from_what_broke_a_rule() {
+        let violation = |message: &str| Violation {
+            namespace: "ns".into(),
+            name: "aw".into(),
+            message: message.into(),
+            before: None,
+            after: String::new(),
+            at: Utc::now(),
+        };
+        for (message, unchecked) in [
+            (format!("{}: phase changed", tracker::MISSED), true),
+            (
+                format!("{} after x (3 attempts): refused", leftovers::NOT_CHECKED),
+                true,
+            ),
+            ("Running with QuotaReserved False".to_string(), false),
+            (
+                "a pod was left after ResourcesDeployed stopped being True".to_string(),
+                false,
+            ),
+        ] {
+            assert_eq!(violation(&message).is_unchecked(), unchecked, "{message}");
+        }
     }
 
     #[test]
