@@ -2,6 +2,8 @@
 //! pair of a Kueue release and a Kubernetes release (`awconf matrix`): the upgrade goes from
 //! each pinned Kueue to the next (v0.17.0 → v0.18.4 on the v0.18.4 pairs, v0.18.4 → v0.19.2 on
 //! the v0.19.2 ones), and every other Kueue scenario meets each Kueue on each control plane.
+//! One pair at a time: with two at once, a CI rehearsal once saw Kueue v0.17.0's webhook
+//! refuse connections for 60 s in one pair (cause not yet found; see the README).
 //! Then the upgrade from the oldest pinned Kueue to the newest, stepping through each pinned
 //! release between. The full suite runs on the default pair in `tests/conformance.rs`.
 
@@ -12,7 +14,7 @@ fn the_kueue_feature_passes_on_every_pinned_pair() {
     let dir = tempfile::tempdir().unwrap();
     let report = dir.path().join("matrix");
     let out = Command::new(env!("CARGO_BIN_EXE_awconf"))
-        .args(["matrix", "--jobs", "2", "--report"])
+        .args(["matrix", "--jobs", "1", "--report"])
         .arg(&report)
         .arg("Working with Kueue:")
         .env_remove("AWCONF_CONTROLLER")
