@@ -1,4 +1,4 @@
-//! A cluster made by a provider's command-line tool (kind, k3d): a name of its own, a work
+//! A cluster made by a provider's command-line tool (kind, k3d, docker for k3s): a name of its own, a work
 //! directory for its files, and the tool's delete command when it stops or is dropped, unless
 //! it was left running on purpose. A create that fails half-way deletes what it made.
 
@@ -85,6 +85,11 @@ impl CliCluster {
     /// Once up: whether dropping it leaves it running.
     pub fn keep_running(&mut self, detached: bool) {
         self.detached = detached;
+    }
+
+    /// For a provider whose images go to a directory under the work directory.
+    pub fn set_loader(&mut self, loader: Loader) {
+        self.loader = loader;
     }
 
     pub fn loader(&self) -> Loader {

@@ -1,22 +1,29 @@
-//! k3s in one privileged container, through testcontainers. Needs a Docker daemon on this
-//! machine: the kubeconfig and image directories are bind mounts of our own directories.
+//! k3s in one privileged container, through the `docker` command-line tool as kind and k3d
+//! use it. Needs a Docker daemon on this machine: the kubeconfig and image directories are
+//! bind mounts of our own directories.
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
 use k8s_openapi::api::core::v1::Node;
 use kube::api::{Api, ListParams};
-use testcontainers_modules::k3s::{K3s, KUBE_SECURE_PORT};
-use testcontainers_modules::testcontainers::core::Mount;
-use testcontainers_modules::testcontainers::runners::AsyncRunner;
-use testcontainers_modules::testcontainers::{ContainerAsync, ImageExt};
 
-use crate::cluster::{Cluster, ClusterError};
+use crate::cli_cluster::{CliCluster, Tool};
+use crate::cluster::{Cluster, ClusterError, client_from_kubeconfig};
 use crate::images::load::Loader;
 use crate::kubeconfig::set_server;
+use crate::provider_cli::ProviderCli;
 use crate::scratch;
 use crate::system_node::system_node_label;
 use crate::toolchain;
+
+pub const DOCKER: ProviderCli = ProviderCli {
+    program: "docker",
+    install: "apt-get install docker.io (or see https://docs.docker.com/engine/install/)",
+};
+
+/// The API server's port inside the container.
+const KUBE_SECURE_PORT: u16 = 6443;
 
 #[derive(Clone, Debug)]
 pub struct K3sOptions {
@@ -100,107 +107,103 @@ impl K3sPaths {
     }
 }
 
-pub struct K3sCluster {
-    name: String,
-    paths: K3sPaths,
-    kubeconfig: PathBuf,
-    container: Option<ContainerAsync<K3s>>,
-    remove_work_dir: bool,
-    detached: bool,
+/// `docker run` for the server, its API port published on `127.0.0.1:<api_port>` only.
+/// `K3S_KUBECONFIG_MODE` lets a non-root user who runs Docker read `k3s.yaml`; the work
+/// directory around it is ours alone.
+pub fn run_args(name: &str, image: &str, paths: &K3sPaths, api_port: u16) -> Vec<String> {
+    let mut args: Vec<String> = vec![
+        "run".into(),
+        "--detach".into(),
+        "--name".into(),
+        name.into(),
+        "--privileged".into(),
+        "--userns=host".into(),
+        "--env".into(),
+        "K3S_KUBECONFIG_MODE=644".into(),
+        "--volume".into(),
+        format!("{}:/etc/rancher/k3s", paths.conf_mount().display()),
+        "--volume".into(),
+        format!("{}:{}", paths.images().display(), Loader::K3S_IMAGES_DIR),
+        "--publish".into(),
+        format!("127.0.0.1:{api_port}:{KUBE_SECURE_PORT}"),
+        image.into(),
+    ];
+    args.extend(server_args());
+    args
 }
 
-impl K3sCluster {
-    /// Starts the container, writes a kubeconfig for the host and waits for the node.
-    pub async fn up(opts: K3sOptions) -> Result<Self, ClusterError> {
-        let started = Instant::now();
-        let name = scratch::next_cluster_name();
-        let (dir, remove_work_dir) = match &opts.work_dir {
-            Some(dir) => {
-                scratch::create_named_work_dir(dir)?;
-                (dir.clone(), false)
-            }
-            None => (scratch::create_work_dir("k3s")?, !opts.detached),
-        };
-        let paths = K3sPaths { dir };
-        for dir in [paths.conf_mount(), paths.images()] {
-            std::fs::create_dir_all(&dir).map_err(|e| scratch::io(&dir, e))?;
-        }
-        // A kubeconfig left in a given work_dir by an earlier run would be read as this one's.
-        let _ = std::fs::remove_file(paths.conf_mount().join("k3s.yaml"));
-        let mut cluster = Self {
-            kubeconfig: paths.kubeconfig(),
-            name,
-            paths,
-            container: None,
-            remove_work_dir,
-            // Set once up: a start that fails half-way removes the container.
-            detached: false,
-        };
-        let image = opts.image();
-        tracing::info!("starting k3s container {} from {image}", cluster.name);
-        let (image_name, tag) = split_image(&image);
-        let container = K3s::default()
-            .with_conf_mount(cluster.paths.conf_mount())
-            .with_name(image_name)
-            .with_tag(tag)
-            .with_cmd(server_args())
-            .with_mount(Mount::bind_mount(
-                cluster.paths.images().display().to_string(),
-                Loader::K3S_IMAGES_DIR,
+/// Removes the container and its anonymous volumes (k3s declares some for its state).
+pub fn delete_args(name: &str) -> Vec<String> {
+    vec![
+        "rm".into(),
+        "--force".into(),
+        "--volumes".into(),
+        name.into(),
+    ]
+}
+
+/// A k3s container: removed when it stops or is dropped, unless detached.
+pub type K3sCluster = CliCluster;
+
+fn tool(cli: ProviderCli) -> Tool {
+    Tool {
+        cli,
+        delete: delete_args,
+        // Replaced by the cluster's images directory once its work directory exists.
+        loader: |_| Loader::K3sImagesDir {
+            dir: Loader::K3S_IMAGES_DIR.into(),
+        },
+    }
+}
+
+/// Starts the container, writes a kubeconfig for the host and waits for the node.
+pub async fn up(opts: K3sOptions) -> Result<K3sCluster, ClusterError> {
+    create(DOCKER, opts).await
+}
+
+async fn create(cli: ProviderCli, opts: K3sOptions) -> Result<K3sCluster, ClusterError> {
+    let started = Instant::now();
+    let mut cluster = CliCluster::prepare(tool(cli), opts.work_dir.as_deref(), opts.detached)?;
+    let paths = K3sPaths {
+        dir: cluster.work_dir().to_path_buf(),
+    };
+    for dir in [paths.conf_mount(), paths.images()] {
+        std::fs::create_dir_all(&dir).map_err(|e| scratch::io(&dir, e))?;
+    }
+    // A kubeconfig left in a given work_dir by an earlier run would be read as this one's.
+    let _ = std::fs::remove_file(paths.conf_mount().join("k3s.yaml"));
+    cluster.set_loader(Loader::K3sImagesDir {
+        dir: paths.images(),
+    });
+    let api_port = crate::ports::free_ports(1)
+        .map_err(|e| ClusterError::Other(format!("no free port: {e}")))?[0];
+    let image = opts.image();
+    cluster
+        .create(run_args(cluster.name(), &image, &paths, api_port), &image)
+        .await
+        .map_err(|e| {
+            ClusterError::Other(format!(
+                "cannot start k3s ({image}); it needs a Docker daemon on this machine that \
+                 runs privileged containers: {e}"
             ))
-            .with_privileged(true)
-            .with_userns_mode("host")
-            .with_container_name(&cluster.name)
-            .with_startup_timeout(opts.startup_timeout)
-            .start()
-            .await
-            .map_err(|e| {
-                ClusterError::Other(format!(
-                    "cannot start k3s ({image}); it needs a Docker daemon on this machine that \
-                     runs privileged containers: {e}"
-                ))
-            })?;
-        let port = container
-            .get_host_port_ipv4(KUBE_SECURE_PORT)
-            .await
-            .map_err(|e| ClusterError::Other(format!("k3s API port: {e}")))?;
-        let host = container
-            .get_host()
-            .await
-            .map_err(|e| ClusterError::Other(format!("k3s host: {e}")))?
-            .to_string();
-        cluster.container = Some(container);
-        let deadline = started + opts.startup_timeout;
-        let written = read_k3s_kubeconfig(&cluster.paths, deadline).await?;
-        let kubeconfig = set_server(&written, &server_url(&host, port))
-            .map_err(|e| ClusterError::Other(format!("k3s kubeconfig: {e}")))?;
-        scratch::write_private(&cluster.kubeconfig, &kubeconfig)?;
-        wait_node_ready(&cluster.client().await?, deadline).await?;
-        cluster.detached = opts.detached;
-        tracing::info!(
-            "k3s cluster {} ready in {:.1}s",
-            cluster.name,
-            started.elapsed().as_secs_f64()
-        );
-        Ok(cluster)
-    }
-
-    /// Where images for this cluster are loaded.
-    pub fn loader(&self) -> Loader {
-        Loader::K3sImagesDir {
-            dir: self.paths.images(),
-        }
-    }
-
-    pub fn work_dir(&self) -> &Path {
-        &self.paths.dir
-    }
-
-    fn remove_files(&self) {
-        if self.remove_work_dir {
-            scratch::remove_work_dir(&self.paths.dir);
-        }
-    }
+        })?;
+    let deadline = started + opts.startup_timeout;
+    let written = read_k3s_kubeconfig(&paths, deadline).await?;
+    let kubeconfig = set_server(&written, &server_url("127.0.0.1", api_port))
+        .map_err(|e| ClusterError::Other(format!("k3s kubeconfig: {e}")))?;
+    scratch::write_private(cluster.kubeconfig(), &kubeconfig)?;
+    wait_node_ready(
+        &client_from_kubeconfig(cluster.kubeconfig()).await?,
+        deadline,
+    )
+    .await?;
+    cluster.keep_running(opts.detached);
+    tracing::info!(
+        "k3s cluster {} ready in {:.1}s",
+        cluster.name(),
+        started.elapsed().as_secs_f64()
+    );
+    Ok(cluster)
 }
 
 /// k3s writes its kubeconfig early, but not before the container is created.
@@ -223,7 +226,7 @@ async fn read_k3s_kubeconfig(paths: &K3sPaths, deadline: Instant) -> Result<Stri
     }
 }
 
-/// The API server may still refuse connections for a moment after k3s logs that it is up.
+/// The API server may still refuse connections for a moment after k3s writes its kubeconfig.
 async fn wait_node_ready(client: &kube::Client, deadline: Instant) -> Result<(), ClusterError> {
     let nodes: Api<Node> = Api::all(client.clone());
     loop {
@@ -241,66 +244,10 @@ async fn wait_node_ready(client: &kube::Client, deadline: Instant) -> Result<(),
     }
 }
 
-/// Testcontainers removes a container on drop through the async runtime, which a drop after
-/// the runtime is gone (a panic unwinding out of `main`) does not have.
-fn remove_container(container: ContainerAsync<K3s>) {
-    if tokio::runtime::Handle::try_current().is_ok() {
-        drop(container);
-        return;
-    }
-    match tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-    {
-        Ok(runtime) => runtime.block_on(async move { drop(container) }),
-        Err(e) => {
-            tracing::warn!(
-                "k3s container {} is left behind: no runtime to remove it: {e}",
-                container.id()
-            );
-            std::mem::forget(container);
-        }
-    }
-}
-
-impl Drop for K3sCluster {
-    fn drop(&mut self) {
-        if self.detached {
-            // Dropping it would remove the container.
-            std::mem::forget(self.container.take());
-            return;
-        }
-        if let Some(container) = self.container.take() {
-            remove_container(container);
-        }
-        self.remove_files();
-    }
-}
-
-#[async_trait::async_trait]
-impl Cluster for K3sCluster {
-    fn name(&self) -> &str {
-        &self.name
-    }
-
-    fn kubeconfig(&self) -> &Path {
-        &self.kubeconfig
-    }
-
-    async fn stop(&mut self) -> Result<(), ClusterError> {
-        self.detached = false;
-        if let Some(container) = self.container.take() {
-            container.rm().await.map_err(|e| {
-                ClusterError::Other(format!("cannot remove k3s container {}: {e}", self.name))
-            })?;
-        }
-        self.remove_files();
-        Ok(())
-    }
-}
-
 #[cfg(test)]
 mod tests {
+    use std::path::Path;
+
     use super::*;
 
     #[test]
@@ -358,6 +305,62 @@ mod tests {
         ] {
             assert_eq!(path, Path::new(expected));
         }
+    }
+
+    #[test]
+    fn command_lines() {
+        let paths = K3sPaths {
+            dir: PathBuf::from("/tmp/awconf-7-ab-docker"),
+        };
+        for (args, expected) in [
+            (
+                run_args("awconf-7-0", "rancher/k3s:v1.36.3-k3s1", &paths, 6550),
+                "docker run --detach --name awconf-7-0 --privileged --userns=host \
+                 --env K3S_KUBECONFIG_MODE=644 \
+                 --volume /tmp/awconf-7-ab-docker/etc-rancher-k3s:/etc/rancher/k3s \
+                 --volume /tmp/awconf-7-ab-docker/images:/var/lib/rancher/k3s/agent/images \
+                 --publish 127.0.0.1:6550:6443 rancher/k3s:v1.36.3-k3s1 \
+                 server --snapshotter=native --disable=traefik \
+                 --node-label=awconf.dev/system=true",
+            ),
+            (
+                delete_args("awconf-7-0"),
+                "docker rm --force --volumes awconf-7-0",
+            ),
+        ] {
+            assert_eq!(DOCKER.command_line(&args), expected);
+        }
+    }
+
+    #[tokio::test]
+    async fn a_container_that_writes_no_kubeconfig_is_removed_with_its_files() {
+        let bin = tempfile::tempdir().unwrap();
+        let fake = crate::provider_cli::fake::FakeCli::new(bin.path(), "0123abcd", 0);
+        let opts = K3sOptions {
+            startup_timeout: Duration::from_millis(300),
+            ..K3sOptions::default()
+        };
+        let err = match create(fake.cli, opts).await {
+            Ok(_) => panic!("a container that wrote no kubeconfig came up"),
+            Err(e) => e.to_string(),
+        };
+        assert!(err.contains("k3s wrote no kubeconfig"), "{err}");
+        let calls = fake.calls();
+        assert_eq!(calls.len(), 2, "{calls:?}");
+        assert!(
+            calls[0].starts_with("run --detach --name awconf-"),
+            "{calls:?}"
+        );
+        let name = calls[0].split_whitespace().nth(3).unwrap();
+        assert_eq!(calls[1], format!("rm --force --volumes {name}"));
+        let mount = calls[0]
+            .split_whitespace()
+            .find(|w| w.ends_with(":/etc/rancher/k3s"))
+            .unwrap();
+        let work_dir = Path::new(mount.trim_end_matches(":/etc/rancher/k3s"))
+            .parent()
+            .unwrap();
+        assert!(!work_dir.exists(), "{} is left behind", work_dir.display());
     }
 
     #[tokio::test]

@@ -9,7 +9,7 @@ pub enum Provider {
     Local,
     Kind,
     K3d,
-    /// k3s in a container, through testcontainers.
+    /// k3s in a container, through the docker CLI.
     K3s,
     /// A cluster reached through a kubeconfig.
     Existing,

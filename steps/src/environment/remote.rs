@@ -12,9 +12,7 @@ use clusters::install::logs::PodLogs;
 use clusters::install::scale::Workload;
 use clusters::install::{self, Part, Target};
 use clusters::nodes::NodeShape;
-use clusters::{
-    Capabilities, ExistingCluster, K3dOptions, K3sCluster, K3sOptions, KindOptions, Provider,
-};
+use clusters::{Capabilities, ExistingCluster, K3dOptions, K3sOptions, KindOptions, Provider};
 
 use super::{Environment, installed, steps_client};
 use crate::controller::{ControllerUnderTest, find_binary, suite_config};
@@ -208,7 +206,7 @@ async fn reach(choice: &ClusterChoice) -> anyhow::Result<Reached> {
         }
         ClusterChoice::Created(Provider::K3s) => {
             println!("awconf: starting a k3s container");
-            let cluster = K3sCluster::up(K3sOptions::default()).await?;
+            let cluster = clusters::k3s::up(K3sOptions::default()).await?;
             Reached {
                 kubeconfig: cluster.kubeconfig().to_path_buf(),
                 loader: Some(cluster.loader()),
