@@ -7,23 +7,41 @@
 //! Then the upgrade from the oldest pinned Kueue to the newest, stepping through each pinned
 //! release between. The full suite runs on the default pair in `tests/conformance.rs`.
 
+use std::ffi::OsStr;
 use std::process::Command;
 
-#[test]
-fn the_kueue_feature_passes_on_every_pinned_pair() {
-    let dir = tempfile::tempdir().unwrap();
-    let report = dir.path().join("matrix");
+/// Runs the built `awconf` with `args`, free of the caller's controller and Kueue choices;
+/// returns its exit code and its output, printed too.
+fn awconf<I, S>(args: I) -> (Option<i32>, String)
+where
+    I: IntoIterator<Item = S>,
+    S: AsRef<OsStr>,
+{
     let out = Command::new(env!("CARGO_BIN_EXE_awconf"))
-        .args(["matrix", "--jobs", "1", "--report"])
-        .arg(&report)
-        .arg("Working with Kueue:")
+        .args(args)
         .env_remove("AWCONF_CONTROLLER")
+        .env_remove("AWCONF_KUEUE_VERSION")
         .output()
         .expect("awconf runs");
     let text =
         String::from_utf8_lossy(&out.stdout).to_string() + &String::from_utf8_lossy(&out.stderr);
     println!("{text}");
-    assert_eq!(out.status.code(), Some(0), "{text}");
+    (out.status.code(), text)
+}
+
+#[test]
+fn the_kueue_feature_passes_on_every_pinned_pair() {
+    let dir = tempfile::tempdir().unwrap();
+    let report = dir.path().join("matrix");
+    let (code, text) = awconf([
+        OsStr::new("matrix"),
+        OsStr::new("--jobs"),
+        OsStr::new("1"),
+        OsStr::new("--report"),
+        report.as_os_str(),
+        OsStr::new("Working with Kueue:"),
+    ]);
+    assert_eq!(code, Some(0), "{text}");
     let rows: Vec<&str> = text
         .lines()
         .filter(|l| l.starts_with("Kueue v") && !l.contains(':'))
@@ -51,18 +69,16 @@ fn the_kueue_feature_passes_on_every_pinned_pair() {
         .min()
         .unwrap()
         .to_string();
-    let out = Command::new(env!("CARGO_BIN_EXE_awconf"))
-        .args(["run", "--kueue-upgrade-from", &oldest, "--report"])
-        .arg(dir.path().join("chain"))
-        .arg("Kueue upgrade")
-        .env_remove("AWCONF_CONTROLLER")
-        .env_remove("AWCONF_KUEUE_VERSION")
-        .output()
-        .expect("awconf runs");
-    let text =
-        String::from_utf8_lossy(&out.stdout).to_string() + &String::from_utf8_lossy(&out.stderr);
-    println!("{text}");
-    assert_eq!(out.status.code(), Some(0), "{text}");
+    let chain = dir.path().join("chain");
+    let (code, text) = awconf([
+        OsStr::new("run"),
+        OsStr::new("--kueue-upgrade-from"),
+        OsStr::new(&oldest),
+        OsStr::new("--report"),
+        chain.as_os_str(),
+        OsStr::new("Kueue upgrade"),
+    ]);
+    assert_eq!(code, Some(0), "{text}");
     assert!(
         text.contains(&format!(
             "the upgrade scenario runs Kueue {oldest}, then upgrades it to "

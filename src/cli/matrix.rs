@@ -436,14 +436,14 @@ fn last_lines(path: &Path, n: usize) -> String {
 
 #[cfg(test)]
 mod tests {
-    use clap::Parser as _;
-
     use super::*;
-    use crate::cli::{Cli, Command};
+    use crate::cli::{Command, parse_command};
 
     fn args(words: &[&str]) -> anyhow::Result<MatrixArgs> {
-        let cli = Cli::try_parse_from(["awconf", "matrix"].iter().chain(words))?;
-        match cli.command {
+        let words: Vec<&str> = std::iter::once("matrix")
+            .chain(words.iter().copied())
+            .collect();
+        match parse_command(&words)? {
             Command::Matrix(m) => Ok(*m),
             _ => unreachable!("awconf matrix parses as Matrix"),
         }

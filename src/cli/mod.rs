@@ -63,6 +63,12 @@ pub(crate) enum Command {
     Bench(bench::BenchArgs),
 }
 
+/// `awconf WORDS...` parsed, for the subcommands' tests.
+#[cfg(test)]
+pub(crate) fn parse_command(words: &[&str]) -> Result<Command, clap::Error> {
+    Cli::try_parse_from(std::iter::once(&"awconf").chain(words)).map(|cli| cli.command)
+}
+
 impl Cli {
     pub fn is_run(&self) -> bool {
         matches!(self.command, Command::Run(_))

@@ -260,14 +260,12 @@ pub(crate) fn value_name(value: impl ValueEnum) -> String {
 
 #[cfg(test)]
 mod tests {
-    use clap::Parser as _;
-
     use super::*;
-    use crate::cli::{Cli, Command};
+    use crate::cli::{Command, parse_command};
 
     fn options(args: &[&str]) -> anyhow::Result<SuiteOptions> {
-        let cli = Cli::try_parse_from(["awconf", "run"].iter().chain(args))?;
-        match cli.command {
+        let words: Vec<&str> = std::iter::once("run").chain(args.iter().copied()).collect();
+        match parse_command(&words)? {
             Command::Run(run) => run.options(SuiteOptions::default()),
             _ => unreachable!("awconf run parses as Run"),
         }

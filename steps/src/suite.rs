@@ -340,6 +340,16 @@ fn summarize(h: &Harness, duration: Duration, not_selected: usize) -> anyhow::Re
 mod tests {
     use super::*;
 
+    /// Why a scenario with `tags` is left out of a run of `mode` whose versions are unknown.
+    fn skip<'a>(
+        mode: &ControllerMode,
+        capabilities: &Capabilities,
+        upgrade: &KueueUpgrade,
+        tags: impl Iterator<Item = &'a String>,
+    ) -> Option<String> {
+        exclusion(mode, capabilities, upgrade, &StandVersions::default(), tags)
+    }
+
     #[test]
     fn only_the_reference_skips_extension_scenarios() {
         let tags = ["serial".to_string(), "extension".to_string()];
@@ -352,36 +362,9 @@ mod tests {
             restartable_control_plane: true,
         };
         let up = upgrade();
-        assert!(
-            exclusion(
-                &reference,
-                &all,
-                &up,
-                &StandVersions::default(),
-                tags.iter()
-            )
-            .is_some()
-        );
-        assert!(
-            exclusion(
-                &ControllerMode::Embedded,
-                &all,
-                &up,
-                &StandVersions::default(),
-                tags.iter()
-            )
-            .is_none()
-        );
-        assert!(
-            exclusion(
-                &reference,
-                &all,
-                &up,
-                &StandVersions::default(),
-                tags[..1].iter()
-            )
-            .is_none()
-        );
+        assert!(skip(&reference, &all, &up, tags.iter()).is_some());
+        assert!(skip(&ControllerMode::Embedded, &all, &up, tags.iter()).is_none());
+        assert!(skip(&reference, &all, &up, tags[..1].iter()).is_none());
     }
 
     #[test]
@@ -391,26 +374,10 @@ mod tests {
         let cases = [("serial", "stop and restart"), ("gpu", "nvidia.com/gpu")];
         let up = upgrade();
         for (t, why) in cases {
-            let reason = exclusion(
-                &ControllerMode::Embedded,
-                &none,
-                &up,
-                &StandVersions::default(),
-                tag(t).iter(),
-            )
-            .unwrap();
+            let reason = skip(&ControllerMode::Embedded, &none, &up, tag(t).iter()).unwrap();
             assert!(reason.contains(why), "{t}: {reason}");
         }
-        assert!(
-            exclusion(
-                &ControllerMode::Embedded,
-                &none,
-                &up,
-                &StandVersions::default(),
-                tag("kueue").iter()
-            )
-            .is_none()
-        );
+        assert!(skip(&ControllerMode::Embedded, &none, &up, tag("kueue").iter()).is_none());
     }
 
     fn upgrade() -> KueueUpgrade {
@@ -429,38 +396,13 @@ mod tests {
         };
         let tags = ["serial".to_string(), KUEUE_UPGRADE_TAG.to_string()];
         let embedded = ControllerMode::Embedded;
-        assert_eq!(
-            exclusion(
-                &embedded,
-                &all,
-                &upgrade(),
-                &StandVersions::default(),
-                tags.iter()
-            ),
-            None
-        );
+        assert_eq!(skip(&embedded, &all, &upgrade(), tags.iter()), None);
         let why =
             KueueUpgrade::Impossible("@kueue-upgrade: Kueue runs inside the kind cluster".into());
         assert_eq!(
-            exclusion(
-                &embedded,
-                &all,
-                &why,
-                &StandVersions::default(),
-                tags.iter()
-            )
-            .as_deref(),
+            skip(&embedded, &all, &why, tags.iter()).as_deref(),
             Some("@kueue-upgrade: Kueue runs inside the kind cluster")
         );
-        assert_eq!(
-            exclusion(
-                &embedded,
-                &all,
-                &why,
-                &StandVersions::default(),
-                tags[..1].iter()
-            ),
-            None
-        );
+        assert_eq!(skip(&embedded, &all, &why, tags[..1].iter()), None);
     }
 }

@@ -159,17 +159,10 @@ async fn only_workload(w: &mut AwWorld, subject: Subject) -> anyhow::Result<()> 
     let found: Vec<String> = workloads
         .iter()
         .map(|workload| {
-            let owners: Vec<String> = workload
-                .metadata
-                .owner_references
-                .iter()
-                .flatten()
-                .map(|o| format!("{} {}", o.kind, o.name))
-                .collect();
             format!(
                 "Workload {} owned by [{}]",
                 workload.metadata.name.as_deref().unwrap_or_default(),
-                owners.join(", ")
+                owners(workload)
             )
         })
         .collect();
@@ -178,6 +171,18 @@ async fn only_workload(w: &mut AwWorld, subject: Subject) -> anyhow::Result<()> 
         found.len(),
         found.join("\n")
     )
+}
+
+/// `Kind name, Kind name` of an object's owner references.
+fn owners(object: &DynamicObject) -> String {
+    object
+        .metadata
+        .owner_references
+        .iter()
+        .flatten()
+        .map(|o| format!("{} {}", o.kind, o.name))
+        .collect::<Vec<_>>()
+        .join(", ")
 }
 
 #[then(
@@ -234,17 +239,10 @@ async fn one_workload_each(w: &mut AwWorld) -> anyhow::Result<()> {
             .iter()
             .any(|n| kube_util::owned_by_appwrapper(workload, n))
         {
-            let owners: Vec<String> = workload
-                .metadata
-                .owner_references
-                .iter()
-                .flatten()
-                .map(|o| format!("{} {}", o.kind, o.name))
-                .collect();
             problems.push(format!(
                 "Workload {} is owned by no AppWrapper here but by [{}]",
                 workload.metadata.name.as_deref().unwrap_or_default(),
-                owners.join(", ")
+                owners(workload)
             ));
         }
     }
