@@ -163,6 +163,11 @@ pub async fn run_selected(
         None
     };
 
+    // While electing, the reconciler writes only while it surely leads.
+    let client = match &elector {
+        Some(elector) => crate::leader::fence::fenced_client(client, elector.fence()),
+        None => client,
+    };
     let (stop_tx, stop_rx) = oneshot::channel::<()>();
     let reconciler = {
         let metrics = Arc::clone(&metrics);

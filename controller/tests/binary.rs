@@ -146,6 +146,76 @@ async fn only_the_leader_reconciles_and_a_standby_takes_over_when_it_is_killed()
     assert!(second.reconciles().await > 0, "{}", second.metrics().await);
 }
 
+/// A leader paused (SIGSTOP) past its lease does not lead when it runs again: the standby has
+/// taken the Lease and runs what is created meanwhile, and the woken one stops, saying why.
+/// That its writes are refused from the renew deadline on is `leader::fence`'s unit tests.
+#[tokio::test]
+async fn a_leader_paused_past_its_lease_stops_when_it_wakes_and_the_standby_leads() {
+    let ns = "leader-paused";
+    let client = setup(ns).await;
+    let leases: Api<Lease> = Api::namespaced(client.clone(), ns);
+    let aws: Api<AppWrapper> = Api::namespaced(client.clone(), ns);
+    let lease = "paused.codeflare.dev";
+    let config = leader_config(ns, lease);
+    let token = metrics_token(&client, ns, "metrics-reader", true).await;
+
+    let mut first = Replica::start("replica-c", &config, &[]);
+    first.token = token.clone();
+    eventually(30, "replica-c to take the Lease", || async {
+        holder(&leases, lease)
+            .await
+            .filter(|h| h.starts_with("replica-c_"))
+    })
+    .await;
+    let mut second = Replica::start("replica-d", &config, &[]);
+    second.token = token;
+    aws.create(&PostParams::default(), &running_pod_appwrapper("before"))
+        .await
+        .unwrap();
+    wait_running(&aws, "before", 60, &first).await;
+
+    first.signal("STOP");
+    eventually(
+        15,
+        "replica-d to take the Lease from the paused leader",
+        || async {
+            holder(&leases, lease)
+                .await
+                .filter(|h| h.starts_with("replica-d_"))
+        },
+    )
+    .await;
+    aws.create(&PostParams::default(), &running_pod_appwrapper("during"))
+        .await
+        .unwrap();
+    wait_running(&aws, "during", 60, &second).await;
+
+    first.signal("CONT");
+    let woke = Instant::now();
+    let status = loop {
+        if let Some(status) = first.exited() {
+            break status;
+        }
+        assert!(
+            woke.elapsed() < Duration::from_secs(15),
+            "replica-c still runs 15 s after waking; its log:\n{}",
+            first.log_tail()
+        );
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    };
+    assert!(!status.success(), "replica-c exited with {status}");
+    let log = first.log_tail();
+    assert!(log.contains("leader election lost"), "{log}");
+    assert!(
+        holder(&leases, lease)
+            .await
+            .unwrap_or_default()
+            .starts_with("replica-d_"),
+        "the woken replica took the Lease back"
+    );
+    assert!(second.reconciles().await > 0, "{}", second.metrics().await);
+}
+
 #[tokio::test]
 async fn the_binary_is_not_ready_until_its_webhook_certificate_appears() {
     let ns = "binary-certs";

@@ -1,9 +1,13 @@
 //! Leader election on a `coordination.k8s.io/v1` Lease, after client-go's: a candidate takes
 //! the Lease once its record has not changed for the lease duration (timed on the candidate's
 //! own clock, so clock skew does not matter), the leader renews every retry period, and it
-//! stops leading when it could not renew within the renew deadline.
+//! stops leading when it could not renew within the renew deadline. Its writes go through a
+//! [`fence::Fence`] that closes at the renew deadline, even while the process is paused.
+
+pub mod fence;
 
 use std::future::Future;
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use futures::channel::oneshot;
@@ -14,6 +18,7 @@ use kube::Client;
 use kube::api::{Api, ObjectMeta, PostParams};
 
 use crate::config::Config;
+use fence::Fence;
 
 #[derive(Debug, thiserror::Error)]
 pub enum LeaderError {
@@ -86,6 +91,7 @@ pub struct LeaderElector {
     settings: LeaseSettings,
     /// The last Lease record seen and when it was first seen in that state.
     observed: Option<(LeaseSpec, Instant)>,
+    fence: Arc<Fence>,
 }
 
 enum Ended {
@@ -98,9 +104,16 @@ impl LeaderElector {
     pub fn new(client: Client, settings: LeaseSettings) -> Self {
         LeaderElector {
             api: Api::namespaced(client, &settings.namespace),
+            fence: Arc::new(Fence::new(settings.renew_deadline)),
             settings,
             observed: None,
         }
+    }
+
+    /// Open while this replica surely holds the Lease: give the work a
+    /// [`fence::fenced_client`] of it.
+    pub fn fence(&self) -> Arc<Fence> {
+        Arc::clone(&self.fence)
     }
 
     pub fn identity(&self) -> &str {
@@ -136,6 +149,10 @@ impl LeaderElector {
             () = &mut stop => Ended::Stopped,
             lost = self.hold() => Ended::Lost(lost),
         };
+        if let Ended::Lost(lost) = &ended {
+            self.fence.close();
+            tracing::error!("{lost}; stopping");
+        }
         let _ = quit.send(());
         if !matches!(ended, Ended::Finished) {
             work.await;
@@ -186,6 +203,7 @@ impl LeaderElector {
 
     /// Gives the Lease up if this replica holds it.
     pub async fn release(&mut self) {
+        self.fence.close();
         let Ok(Some(mut lease)) = self.api.get_opt(&self.settings.name).await else {
             return;
         };
@@ -208,7 +226,19 @@ impl LeaderElector {
         }
     }
 
+    /// Whether this replica holds the Lease now; a success opens the fence from the moment
+    /// the attempt began, so that an answer that arrives late (the process was paused) grants
+    /// nothing beyond what the API server granted.
     async fn try_acquire_or_renew(&mut self) -> Result<bool, kube::Error> {
+        let attempt = Instant::now();
+        let held = self.acquire_or_renew().await;
+        if let Ok(true) = held {
+            self.fence.renewed(attempt);
+        }
+        held
+    }
+
+    async fn acquire_or_renew(&mut self) -> Result<bool, kube::Error> {
         let name = self.settings.name.clone();
         let now = MicroTime(Timestamp::now());
         let Some(mut lease) = self.api.get_opt(&name).await? else {

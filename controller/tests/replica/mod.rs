@@ -124,6 +124,21 @@ impl Replica {
             .sum()
     }
 
+    /// Sends `signal` (`STOP`, `CONT`, ...) to the process, as `kill -<signal>` does.
+    pub fn signal(&self, signal: &str) {
+        let status = Command::new("kill")
+            .arg(format!("-{signal}"))
+            .arg(self.child.id().to_string())
+            .status()
+            .unwrap();
+        assert!(status.success(), "kill -{signal} {}: {status}", self.name);
+    }
+
+    /// How the process ended, once it has.
+    pub fn exited(&mut self) -> Option<std::process::ExitStatus> {
+        self.child.try_wait().unwrap()
+    }
+
     pub fn kill(&mut self) {
         let _ = self.child.kill();
         let _ = self.child.wait();
