@@ -7,7 +7,7 @@ use std::path::{Path, PathBuf};
 use crate::cluster::{Cluster, ClusterError};
 use crate::images::load::Loader;
 use crate::provider_cli::ProviderCli;
-use crate::scratch;
+use crate::work_dirs;
 
 pub struct CliCluster {
     cli: ProviderCli,
@@ -39,10 +39,10 @@ impl CliCluster {
         work_dir: Option<&Path>,
         detached: bool,
     ) -> Result<Self, ClusterError> {
-        let name = scratch::next_cluster_name();
+        let name = work_dirs::next_cluster_name();
         let (work_dir, remove_work_dir) = match work_dir {
             Some(dir) => {
-                scratch::create_named_work_dir(dir)?;
+                work_dirs::create_named_work_dir(dir)?;
                 (dir.to_path_buf(), false)
             }
             None => {
@@ -50,7 +50,7 @@ impl CliCluster {
                     .file_name()
                     .map(|n| n.to_string_lossy().to_string())
                     .unwrap_or_default();
-                (scratch::create_work_dir(&label)?, !detached)
+                (work_dirs::create_work_dir(&label)?, !detached)
             }
         };
         Ok(Self {
@@ -102,7 +102,7 @@ impl CliCluster {
 
     fn remove_files(&self) {
         if self.remove_work_dir {
-            scratch::remove_work_dir(&self.work_dir);
+            work_dirs::remove_work_dir(&self.work_dir);
         }
     }
 }

@@ -8,7 +8,7 @@ use kube::config::Kubeconfig;
 
 use crate::cluster::{Cluster, ClusterError};
 use crate::kubeconfig::{pin_context, to_yaml};
-use crate::scratch;
+use crate::work_dirs;
 
 /// How long the API server has to answer `/version`.
 const REACH_TIMEOUT: Duration = Duration::from_secs(30);
@@ -45,13 +45,13 @@ impl ExistingCluster {
         let pinned = pin_context(config, context.as_deref()).map_err(|e| err(e.to_string()))?;
         let context = pinned.current_context.clone().unwrap_or_default();
         let text = to_yaml(&pinned).map_err(|e| err(e.to_string()))?;
-        let work_dir = scratch::create_work_dir("existing")?;
+        let work_dir = work_dirs::create_work_dir("existing")?;
         let cluster = Self {
             kubeconfig: work_dir.join("kubeconfig.yaml"),
             context,
             work_dir,
         };
-        scratch::write_private(&cluster.kubeconfig, &text)?;
+        work_dirs::write_private(&cluster.kubeconfig, &text)?;
         cluster.check_reachable().await?;
         Ok(cluster)
     }
@@ -79,7 +79,7 @@ impl ExistingCluster {
 
 impl Drop for ExistingCluster {
     fn drop(&mut self) {
-        scratch::remove_work_dir(&self.work_dir);
+        work_dirs::remove_work_dir(&self.work_dir);
     }
 }
 

@@ -7,9 +7,9 @@ use crate::cli_cluster::{CliCluster, Tool};
 use crate::cluster::{Cluster, ClusterError};
 use crate::images::load::Loader;
 use crate::provider_cli::ProviderCli;
-use crate::scratch;
 use crate::system_node::system_node_label;
 use crate::toolchain;
+use crate::work_dirs;
 
 pub const K3D: ProviderCli = ProviderCli {
     program: "k3d",
@@ -115,7 +115,7 @@ async fn create(cli: ProviderCli, opts: K3dOptions) -> Result<K3dCluster, Cluste
         .create(create_args(cluster.name(), &opts, api_port), &opts.image())
         .await?;
     let kubeconfig = cluster.run(kubeconfig_args(cluster.name())).await?;
-    scratch::write_private(cluster.kubeconfig(), &kubeconfig)?;
+    work_dirs::write_private(cluster.kubeconfig(), &kubeconfig)?;
     cluster.keep_running(opts.detached);
     Ok(cluster)
 }

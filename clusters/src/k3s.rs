@@ -13,9 +13,9 @@ use crate::cluster::{Cluster, ClusterError, client_from_kubeconfig};
 use crate::images::load::Loader;
 use crate::kubeconfig::set_server;
 use crate::provider_cli::ProviderCli;
-use crate::scratch;
 use crate::system_node::system_node_label;
 use crate::toolchain;
+use crate::work_dirs;
 
 pub const DOCKER: ProviderCli = ProviderCli {
     program: "docker",
@@ -168,7 +168,7 @@ async fn create(cli: ProviderCli, opts: K3sOptions) -> Result<K3sCluster, Cluste
         dir: cluster.work_dir().to_path_buf(),
     };
     for dir in [paths.conf_mount(), paths.images()] {
-        std::fs::create_dir_all(&dir).map_err(|e| scratch::io(&dir, e))?;
+        std::fs::create_dir_all(&dir).map_err(|e| work_dirs::io(&dir, e))?;
     }
     // A kubeconfig left in a given work_dir by an earlier run would be read as this one's.
     let _ = std::fs::remove_file(paths.conf_mount().join("k3s.yaml"));
@@ -191,7 +191,7 @@ async fn create(cli: ProviderCli, opts: K3sOptions) -> Result<K3sCluster, Cluste
     let written = read_k3s_kubeconfig(&paths, deadline).await?;
     let kubeconfig = set_server(&written, &server_url("127.0.0.1", api_port))
         .map_err(|e| ClusterError::Other(format!("k3s kubeconfig: {e}")))?;
-    scratch::write_private(cluster.kubeconfig(), &kubeconfig)?;
+    work_dirs::write_private(cluster.kubeconfig(), &kubeconfig)?;
     wait_node_ready(
         &client_from_kubeconfig(cluster.kubeconfig()).await?,
         deadline,
@@ -214,7 +214,7 @@ async fn read_k3s_kubeconfig(paths: &K3sPaths, deadline: Instant) -> Result<Stri
             Ok(text) if !text.trim().is_empty() => return Ok(text),
             Ok(_) => {}
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
-            Err(e) => return Err(scratch::io(&path, e)),
+            Err(e) => return Err(work_dirs::io(&path, e)),
         }
         if Instant::now() >= deadline {
             return Err(ClusterError::Other(format!(

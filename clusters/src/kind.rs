@@ -8,8 +8,8 @@ use crate::cli_cluster::{CliCluster, Tool};
 use crate::cluster::{Cluster, ClusterError};
 use crate::images::load::Loader;
 use crate::provider_cli::ProviderCli;
-use crate::scratch;
 use crate::system_node::SYSTEM_NODE_LABEL;
+use crate::work_dirs;
 
 pub const KIND_VERSION: &str = "v0.32.0";
 
@@ -166,7 +166,7 @@ pub async fn up(opts: KindOptions) -> Result<KindCluster, ClusterError> {
 async fn create(cli: ProviderCli, opts: KindOptions) -> Result<KindCluster, ClusterError> {
     let mut cluster = CliCluster::prepare(tool(cli), opts.work_dir.as_deref(), opts.detached)?;
     let config_path = cluster.work_dir().join("kind.yaml");
-    scratch::write_private(&config_path, &config(cluster.name(), &opts)?)?;
+    work_dirs::write_private(&config_path, &config(cluster.name(), &opts)?)?;
     let args = create_args(
         cluster.name(),
         &config_path,

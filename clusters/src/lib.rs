@@ -22,11 +22,11 @@ pub mod process;
 pub mod progress;
 pub mod provider;
 pub mod provider_cli;
-pub mod scratch;
 pub mod system_node;
 pub mod testing;
 pub mod toolchain;
 pub mod webhook_retry;
+pub mod work_dirs;
 
 pub use cluster::{Capabilities, Cluster, ClusterError};
 pub use existing::ExistingCluster;

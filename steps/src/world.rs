@@ -82,7 +82,7 @@ pub struct AwWorld {
     /// scenario.
     pub settings_to_restore: Option<appwrapper_controller::config::Config>,
     /// The moments timing windows were measured from, by AppWrapper and kind (see
-    /// [`crate::steps::windows`]): a later window may need one its condition no longer shows.
+    /// [`crate::steps::timing_windows`]): a later window may need one its condition no longer shows.
     pub moments: std::sync::Mutex<BTreeMap<(String, String), chrono::DateTime<chrono::Utc>>>,
 }
 

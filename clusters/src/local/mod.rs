@@ -25,8 +25,8 @@ use crate::toolchain::{self, Component};
 pub use health::{HealthError, wait_ready};
 pub use shared::{release as release_shared, shared, shared_at};
 
-pub use crate::scratch::remove_work_dir;
-use crate::scratch::{io, write_private as write};
+pub use crate::work_dirs::remove_work_dir;
+use crate::work_dirs::{io, write_private as write};
 
 /// How to bring up a local cluster.
 #[derive(Clone, Debug)]
@@ -119,7 +119,7 @@ impl LocalCluster {
             .map_err(|e| ClusterError::Other(e.to_string()))??;
         let (work_dir, remove_work_dir) = match &opts.work_dir {
             Some(dir) => {
-                crate::scratch::create_named_work_dir(dir)?;
+                crate::work_dirs::create_named_work_dir(dir)?;
                 (dir.clone(), false)
             }
             None => (fresh_work_dir(&opts.cache)?, !opts.detached),
@@ -526,7 +526,7 @@ fn allocate_ports() -> Result<Ports, ClusterError> {
 /// `awconf-<pid>-<random>`, mode 0700: a name no other user can take first.
 fn fresh_work_dir(cache: &Path) -> Result<PathBuf, ClusterError> {
     remove_stale_work_dirs(cache);
-    crate::scratch::create_work_dir("")
+    crate::work_dirs::create_work_dir("")
 }
 
 /// Work directories of test processes that died without cleaning up (their pid is gone).

@@ -8,7 +8,7 @@ use std::time::{Duration, Instant};
 use super::{LocalCluster, health};
 use crate::cluster::ClusterError;
 use crate::process::Process;
-use crate::scratch::io;
+use crate::work_dirs::io;
 
 /// How a component was started.
 #[derive(Clone, Debug)]

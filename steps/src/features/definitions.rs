@@ -168,18 +168,27 @@ mod tests {
 
     /// The step files, compiled into the test (nothing reads a source tree when it runs).
     const STEP_FILES: &[(&str, &str)] = &[
+        ("admission.rs", include_str!("../steps/admission.rs")),
         ("appwrapper.rs", include_str!("../steps/appwrapper.rs")),
         ("assertions.rs", include_str!("../steps/assertions.rs")),
-        ("controller.rs", include_str!("../steps/controller.rs")),
-        ("foreign.rs", include_str!("../steps/foreign.rs")),
+        (
+            "controller_restarts.rs",
+            include_str!("../steps/controller_restarts.rs"),
+        ),
         ("kueue.rs", include_str!("../steps/kueue.rs")),
         ("monitor.rs", include_str!("../steps/monitor.rs")),
         ("nodes.rs", include_str!("../steps/nodes.rs")),
         ("objects.rs", include_str!("../steps/objects.rs")),
         ("pods.rs", include_str!("../steps/pods.rs")),
+        (
+            "timing_windows.rs",
+            include_str!("../steps/timing_windows.rs"),
+        ),
+        (
+            "unowned_objects.rs",
+            include_str!("../steps/unowned_objects.rs"),
+        ),
         ("upgrade.rs", include_str!("../steps/upgrade.rs")),
-        ("webhook.rs", include_str!("../steps/webhook.rs")),
-        ("windows.rs", include_str!("../steps/windows.rs")),
     ];
 
     /// Every location names the line of a step file where a step attribute begins.

@@ -10,7 +10,7 @@ use anyhow::Context as _;
 
 use super::html::{anchor, escape, href, page, status_cell};
 use super::parameters::{PARAMETERS, Parameter};
-use super::{Report, ScenarioRecord, Skipped, Status, svg};
+use super::{Report, ScenarioRecord, Skipped, Status, phase_diagram};
 use crate::monitor::EdgeCoverage;
 
 /// Scenarios of one feature, by outcome.
@@ -160,13 +160,13 @@ fn diagram(coverage: &[EdgeCoverage], records: &[&ScenarioRecord]) -> String {
         "<h2 id=\"diagram\">Phase diagram</h2>\n<p>Each edge leads to the scenarios in which \
          the monitor saw it taken.</p>\n",
     );
-    out.push_str(&svg::phase_diagram(coverage));
+    out.push_str(&phase_diagram::svg(coverage));
     out.push_str("<h3>Transitions and the scenarios that took them</h3>\n<ul class=\"edges\">\n");
     for edge in coverage {
         let _ = write!(
             out,
             "<li id=\"{}\"><b>{} → {}</b> ",
-            svg::edge_anchor(edge.from, edge.to),
+            phase_diagram::edge_anchor(edge.from, edge.to),
             edge.from,
             edge.to,
         );

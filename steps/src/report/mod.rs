@@ -15,10 +15,10 @@ pub mod junit;
 pub mod logs;
 pub mod matrix;
 pub mod parameters;
+pub mod phase_diagram;
 pub mod recorder;
 pub mod results;
 pub mod scenario_page;
-pub mod svg;
 pub mod timeline;
 
 use std::path::{Path, PathBuf};

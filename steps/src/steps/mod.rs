@@ -8,24 +8,24 @@
 //! `awconf features steps`; `awconf features steps "And it reaches phase Running within 30
 //! seconds"` finds the one definition a step's text matches. A file here holds the steps of
 //! one area: defining an AppWrapper ([`appwrapper`]), submitting and acting on it, pods,
-//! nodes, Kueue's queues ([`kueue`]), the controller's stops and settings ([`controller`]),
-//! admission ([`webhook`]), assertions on state ([`assertions`], [`objects`]), timing windows
-//! ([`windows`]), what the monitor saw ([`monitor`]), an AppWrapper another controller
-//! manages ([`foreign`]), the Kueue upgrade ([`upgrade`]).
+//! nodes, Kueue's queues ([`kueue`]), the controller's stops and settings
+//! ([`controller_restarts`]), admission ([`admission`]), assertions on state ([`assertions`],
+//! [`objects`]), timing windows ([`timing_windows`]), what the monitor saw ([`monitor`]),
+//! objects no AppWrapper owns ([`unowned_objects`]), the Kueue upgrade ([`upgrade`]).
 
+pub mod admission;
 pub mod appwrapper;
 pub mod assertions;
-pub mod controller;
-pub mod foreign;
+pub mod controller_restarts;
 pub mod kueue;
 pub mod monitor;
 pub mod nodes;
 pub mod objects;
 pub mod pods;
 pub mod subject;
+pub mod timing_windows;
+pub mod unowned_objects;
 pub mod upgrade;
-pub mod webhook;
-pub mod windows;
 
 use std::time::Duration;
 

@@ -62,7 +62,7 @@ pub fn edge_anchor(from: Phase, to: Phase) -> String {
 }
 
 /// The diagram; `edges` gives every edge and how often it was taken.
-pub fn phase_diagram(edges: &[EdgeCoverage]) -> String {
+pub fn svg(edges: &[EdgeCoverage]) -> String {
     let mut svg = String::new();
     let _ = writeln!(
         svg,
@@ -170,7 +170,7 @@ mod tests {
                 in_diagram: true,
             })
             .collect();
-        let svg = phase_diagram(&edges);
+        let svg = svg(&edges);
         assert_eq!(svg.matches("class=\"edge seen\"").count(), 10);
         assert_eq!(svg.matches("class=\"edge unseen\"").count(), 9);
         assert_eq!(svg.matches("class=\"phase\"").count(), 9);

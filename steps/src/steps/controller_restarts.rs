@@ -14,7 +14,7 @@ use crate::yaml;
 async fn down(w: &mut AwWorld, how: String) -> anyhow::Result<()> {
     for name in w.submitted.clone() {
         // An AppWrapper the scenario already deleted has no moments left to keep.
-        let _ = crate::steps::windows::remember_moments(w, &name).await;
+        let _ = crate::steps::timing_windows::remember_moments(w, &name).await;
     }
     if let Some(own) = &mut w.own_controller {
         if how == "killed" {
