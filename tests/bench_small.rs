@@ -70,6 +70,7 @@ async fn small_chaos() -> Result<(), String> {
         kills: 5,
         apiserver_restarts: 1,
         etcd_restarts: 1,
+        failovers: 2,
     };
     let result = chaos(&settings(30), &process, &faults)
         .await
@@ -96,7 +97,7 @@ async fn main() -> ExitCode {
     println!("bench_small: small load (30 AppWrappers, embedded)");
     let load = small_load().await;
     println!(
-        "bench_small: small chaos (30 AppWrappers, 5 kills, an API server and an etcd restart, process)"
+        "bench_small: small chaos (30 AppWrappers, 5 kills, an API server and an etcd restart, a killed and a paused leader, process)"
     );
     let chaos = small_chaos().await;
     let results = [("small load", load), ("small chaos", chaos)];

@@ -159,6 +159,35 @@ async fn measure(
             let environment = environment
                 .as_mut()
                 .ok_or_else(|| anyhow::anyhow!("a chaos run needs a controller"))?;
+            let failovers = schedule.iter().any(|k| {
+                matches!(
+                    k.target,
+                    chaos::schedule::Target::Leader | chaos::schedule::Target::PausedLeader
+                )
+            });
+            let mut replicas = None;
+            if failovers {
+                let dir = environment
+                    .controller
+                    .log_path()
+                    .and_then(|log| log.parent())
+                    .map(|dir| dir.join("standby"))
+                    .ok_or_else(|| anyhow::anyhow!("failovers need a controller process"))?;
+                let (standby, leases, lease) = chaos::two_replicas(
+                    &mut environment.controller,
+                    &environment.client,
+                    &environment.watch_client,
+                    &dir,
+                )
+                .await?;
+                target.store(environment.controller.pid().unwrap_or(0), Ordering::SeqCst);
+                println!(
+                    "two replicas of the controller elect their leader on Lease {lease}; the \
+                     standby logs to {}",
+                    dir.display()
+                );
+                replicas = Some((standby, leases, lease));
+            }
             let targets = chaos::Targets {
                 controller: &mut environment.controller,
                 controller_client: &environment.watch_client,
@@ -166,6 +195,9 @@ async fn measure(
                 cluster,
                 pid: &target,
                 origin: run.origin(),
+                standby: replicas.as_mut().map(|(standby, leases, lease)| {
+                    chaos::Standby::new(standby, leases.clone(), lease.clone())
+                }),
             };
             let finished = tokio::sync::Notify::new();
             let drive = async {
@@ -263,11 +295,20 @@ pub async fn chaos(
         "a chaos run kills the controller as a process: --controller process or reference"
     );
     let plan = Arc::new(Plan::draw(settings.seed, settings.appwrappers));
-    let schedule = chaos::schedule::with_control_plane(
-        chaos::schedule::draw(settings.seed, faults.kills),
+    anyhow::ensure!(
+        faults.failovers == 0
+            || matches!(subject, Subject::Controller(ControllerMode::Process { .. })),
+        "failovers run two replicas of our controller's binary: --controller process"
+    );
+    let schedule = chaos::schedule::with_failovers(
+        chaos::schedule::with_control_plane(
+            chaos::schedule::draw(settings.seed, faults.kills),
+            settings.seed,
+            faults.apiserver_restarts,
+            faults.etcd_restarts,
+        ),
         settings.seed,
-        faults.apiserver_restarts,
-        faults.etcd_restarts,
+        faults.failovers,
     );
     println!("plan: {}", plan.describe());
     println!("kills: {}", chaos::describe(&schedule));

@@ -127,6 +127,17 @@ impl Process {
         let _ = self.child.wait();
     }
 
+    /// SIGSTOP to the process group: it stays, frozen, as a stalled VM or a long pause would
+    /// leave it, until [`Process::resume`].
+    pub fn pause(&self) {
+        signal_group(self.pid(), libc::SIGSTOP);
+    }
+
+    /// SIGCONT to the process group.
+    pub fn resume(&self) {
+        signal_group(self.pid(), libc::SIGCONT);
+    }
+
     /// The last lines of the log, for error messages.
     pub fn log_tail(&self, lines: usize) -> String {
         log_tail(&self.log, lines)

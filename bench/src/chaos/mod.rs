@@ -1,6 +1,6 @@
 //! Chaos: the controller under test, the Kueue manager, and the local cluster's API server and
 //! etcd SIGKILLed at seeded moments while the load runs, each started again after a seeded
-//! pause; then the verdict.
+//! pause; the leader of two replicas killed or frozen past its lease; then the verdict.
 
 pub mod schedule;
 pub mod verdict;
@@ -12,6 +12,7 @@ use clusters::LocalCluster;
 use clusters::kueue::Kueue;
 use clusters::local::ControlPlanePart;
 use conformance_steps::controller::ControllerUnderTest;
+use k8s_openapi::api::coordination::v1::Lease;
 
 use schedule::{Kill, Target};
 use serde::Serialize;
@@ -23,6 +24,19 @@ pub struct Faults {
     pub kills: usize,
     pub apiserver_restarts: usize,
     pub etcd_restarts: usize,
+    /// Failovers between two replicas of our controller: the leader SIGKILLed, or frozen with
+    /// SIGSTOP until the standby leads and then woken.
+    pub failovers: usize,
+}
+
+/// The second replica, and the Lease the two elect their leader on.
+pub struct Standby<'a> {
+    pub replica: &'a mut ControllerUnderTest,
+    pub leases: kube::Api<Lease>,
+    pub lease: String,
+    /// The replicas' lease duration and renew deadline.
+    pub lease_duration: Duration,
+    pub renew_deadline: Duration,
 }
 
 /// What the kills reach.
@@ -37,6 +51,8 @@ pub struct Targets<'a> {
     pub pid: &'a AtomicU32,
     /// The instant the run's timeline counts from.
     pub origin: Instant,
+    /// With failovers: the other replica of the controller.
+    pub standby: Option<Standby<'a>>,
 }
 
 /// A target down, in seconds on the run's timeline: from its kill until it served again (or
@@ -70,6 +86,8 @@ pub fn describe(schedule: &[Kill]) -> String {
     for (target, what) in [
         (Target::ApiServer, "the API server"),
         (Target::Etcd, "etcd"),
+        (Target::Leader, "the leader killed"),
+        (Target::PausedLeader, "the leader paused"),
     ] {
         if count(target) > 0 {
             parts.push(format!("{}× {what}", count(target)));
@@ -95,6 +113,7 @@ pub async fn unleash(
         cluster,
         pid,
         origin,
+        mut standby,
     } = targets;
     let started = Instant::now();
     let mut unleashed = Unleashed::default();
@@ -116,12 +135,24 @@ pub async fn unleash(
                 .restart_part(ControlPlanePart::Etcd, down)
                 .await
                 .map_err(anyhow::Error::from),
+            Target::Leader | Target::PausedLeader => match standby.as_mut() {
+                Some(standby) => {
+                    let pause = kill.target == Target::PausedLeader;
+                    failover(controller, standby, controller_client, pid, pause).await
+                }
+                None => Err(anyhow::anyhow!("a failover needs two replicas")),
+            },
         };
         let what = match kill.target {
             Target::Controller => "controller",
             Target::Kueue => "Kueue",
             Target::ApiServer => "the API server",
             Target::Etcd => "etcd",
+            Target::Leader | Target::PausedLeader => "the leading replica",
+        };
+        let verb = match kill.target {
+            Target::PausedLeader => "paused",
+            _ => "killed",
         };
         unleashed.outages.push(Outage {
             target: kill.target,
@@ -130,7 +161,7 @@ pub async fn unleash(
         });
         match outcome {
             Ok(took) => println!(
-                "  chaos {}/{}: killed {what} at {at:.1}s, down {:.1}s, serving again after {:.1}s",
+                "  chaos {}/{}: {verb} {what} at {at:.1}s, down {:.1}s, serving again after {:.1}s",
                 i + 1,
                 schedule.len(),
                 down.as_secs_f64(),
@@ -144,14 +175,61 @@ pub async fn unleash(
             }
         }
         revive(cluster, origin, &mut unleashed);
+        if let Some(standby) = standby.as_mut() {
+            revive_replicas(
+                controller,
+                standby,
+                controller_client,
+                origin,
+                &mut unleashed,
+            )
+            .await;
+        }
     }
     loop {
         tokio::select! {
             _ = finished.notified() => break,
-            _ = tokio::time::sleep(Duration::from_secs(2)) => revive(cluster, origin, &mut unleashed),
+            _ = tokio::time::sleep(Duration::from_secs(2)) => {
+                revive(cluster, origin, &mut unleashed);
+                if let Some(standby) = standby.as_mut() {
+                    revive_replicas(controller, standby, controller_client, origin, &mut unleashed)
+                        .await;
+                }
+            }
         }
     }
     unleashed
+}
+
+/// Starts again a replica of the controller that exited by itself (one that could not renew
+/// its Lease in time, the API server being down, stops as controller-runtime's does), as its
+/// Deployment would.
+async fn revive_replicas(
+    primary: &mut ControllerUnderTest,
+    standby: &mut Standby<'_>,
+    client: &kube::Client,
+    origin: Instant,
+    unleashed: &mut Unleashed,
+) {
+    for replica in [primary, &mut *standby.replica] {
+        let Some(report) = replica.exit_report() else {
+            continue;
+        };
+        let name = replica.identity().unwrap_or("a replica").to_owned();
+        let at = origin.elapsed().as_secs_f64();
+        match replica.start(client).await {
+            Ok(()) => {
+                println!("  chaos: started {name} again at {at:.1}s, as its Deployment would");
+                let first = report.lines().next().unwrap_or_default().to_owned();
+                unleashed
+                    .revived
+                    .push(format!("{name}, at {at:.1}s: {first}"));
+            }
+            Err(e) => unleashed
+                .faults
+                .push(format!("starting {name} again: {e:#}\n{report}")),
+        }
+    }
 }
 
 /// Starts again what of the control plane has exited since the last look.
@@ -184,6 +262,154 @@ async fn restart_controller(
     controller.start(client).await?;
     pid.store(controller.pid().unwrap_or(0), Ordering::SeqCst);
     Ok(killed.elapsed())
+}
+
+/// The lease timing of the replicas in a chaos run with failovers: short enough that a
+/// failover costs seconds, with the renew deadline well inside the lease duration.
+const LEASE_DURATION: Duration = Duration::from_secs(6);
+const RENEW_DEADLINE: Duration = Duration::from_secs(4);
+const RETRY_PERIOD: Duration = Duration::from_secs(1);
+const LEASE_NAMESPACE: &str = "kube-system";
+
+/// Restarts `primary` with leader election and starts a second replica beside it (its files
+/// under `dir`), as a Deployment with two replicas runs them; returns the standby and the
+/// Lease they share.
+pub async fn two_replicas(
+    primary: &mut ControllerUnderTest,
+    client: &kube::Client,
+    watch_client: &kube::Client,
+    dir: &std::path::Path,
+) -> anyhow::Result<(ControllerUnderTest, kube::Api<Lease>, String)> {
+    use appwrapper_controller::duration::GoDuration;
+    let mut config = primary.config().clone();
+    let manager = &mut config.controller_manager;
+    manager.leader_election = true;
+    manager.leader_election_namespace = LEASE_NAMESPACE.into();
+    manager.lease_duration = GoDuration::from_std(LEASE_DURATION);
+    manager.renew_deadline = GoDuration::from_std(RENEW_DEADLINE);
+    manager.retry_period = GoDuration::from_std(RETRY_PERIOD);
+    let lease = manager.leader_election_id.clone();
+    primary.set_identity("awconf-primary");
+    primary.restart_with(client, watch_client, config).await?;
+    let mut standby = primary.replica("awconf-standby", dir)?;
+    standby.start(watch_client).await?;
+    let leases = kube::Api::namespaced(client.clone(), LEASE_NAMESPACE);
+    Ok((standby, leases, lease))
+}
+
+impl<'a> Standby<'a> {
+    pub fn new(
+        replica: &'a mut ControllerUnderTest,
+        leases: kube::Api<Lease>,
+        lease: String,
+    ) -> Self {
+        Standby {
+            replica,
+            leases,
+            lease,
+            lease_duration: LEASE_DURATION,
+            renew_deadline: RENEW_DEADLINE,
+        }
+    }
+}
+
+/// The leading replica SIGKILLed, or frozen until the other holds the Lease and then woken,
+/// when it must stop by itself (`leader election lost`) without having led again; then it is
+/// started again as the standby, as its Deployment would. Returns how long from the fault
+/// until both replicas ran again.
+async fn failover(
+    primary: &mut ControllerUnderTest,
+    standby: &mut Standby<'_>,
+    client: &kube::Client,
+    pid: &AtomicU32,
+    pause: bool,
+) -> anyhow::Result<Duration> {
+    let started = Instant::now();
+    let takeover = standby.lease_duration * 3 + Duration::from_secs(10);
+    let renew_deadline = standby.renew_deadline;
+    let (leases, lease) = (&standby.leases, standby.lease.as_str());
+    let holder = wait_for_holder(leases, lease, None, takeover).await?;
+    let primary_leads = primary
+        .identity()
+        .is_some_and(|name| holder.starts_with(&format!("{name}_")));
+    let (leader, other) = if primary_leads {
+        (primary, &mut *standby.replica)
+    } else {
+        (&mut *standby.replica, primary)
+    };
+    let other_name = other.identity().unwrap_or_default().to_owned();
+    if pause {
+        anyhow::ensure!(leader.pause(), "the leading replica is not running");
+    } else {
+        leader.kill().await?;
+    }
+    let taken = wait_for_holder(leases, lease, Some(&other_name), takeover).await;
+    if pause {
+        leader.resume();
+    }
+    taken?;
+    if pause {
+        let deadline = renew_deadline + Duration::from_secs(10);
+        let status = leader.wait_exit(deadline).await.ok_or_else(|| {
+            anyhow::anyhow!(
+                "the paused leader still ran {deadline:?} after it woke, with another replica \
+                 holding the Lease"
+            )
+        })?;
+        anyhow::ensure!(
+            !status.success(),
+            "the paused leader exited with {status} instead of failing on the lost Lease"
+        );
+        let log = leader
+            .log_path()
+            .map(|path| std::fs::read_to_string(path).unwrap_or_default())
+            .unwrap_or_default();
+        anyhow::ensure!(
+            log.contains("leader election lost"),
+            "the paused leader exited ({status}) without saying it lost the Lease"
+        );
+    }
+    leader.start(client).await?;
+    if primary_leads {
+        pid.store(leader.pid().unwrap_or(0), Ordering::SeqCst);
+    }
+    Ok(started.elapsed())
+}
+
+/// The Lease's holder identity once it is set and, with `prefix`, once it is that replica's.
+async fn wait_for_holder(
+    leases: &kube::Api<Lease>,
+    lease: &str,
+    prefix: Option<&str>,
+    timeout: Duration,
+) -> anyhow::Result<String> {
+    let deadline = Instant::now() + timeout;
+    loop {
+        let last = match leases.get_opt(lease).await {
+            Ok(Some(lease)) => {
+                let holder = lease
+                    .spec
+                    .and_then(|s| s.holder_identity)
+                    .unwrap_or_default();
+                let wanted = match prefix {
+                    Some(name) => holder.starts_with(&format!("{name}_")),
+                    None => !holder.is_empty(),
+                };
+                if wanted {
+                    return Ok(holder);
+                }
+                format!("held by {holder:?}")
+            }
+            Ok(None) => "no Lease".into(),
+            Err(e) => e.to_string(),
+        };
+        anyhow::ensure!(
+            Instant::now() < deadline,
+            "the Lease {lease} did not pass to {} within {timeout:?}: {last}",
+            prefix.unwrap_or("a replica")
+        );
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    }
 }
 
 /// SIGKILL, `down` of nothing, start and wait until its webhooks answer.

@@ -14,6 +14,21 @@ pub enum Target {
     ApiServer,
     /// The local cluster's etcd.
     Etcd,
+    /// The leading one of two replicas of our controller, SIGKILLed: the standby takes over.
+    Leader,
+    /// The leading one of two replicas, frozen with SIGSTOP until the standby has taken the
+    /// Lease, then woken: it must stop without acting.
+    PausedLeader,
+}
+
+impl Target {
+    /// A fault of the controller under test itself, which must not make it reset a workload.
+    pub fn is_controller(self) -> bool {
+        matches!(
+            self,
+            Target::Controller | Target::Leader | Target::PausedLeader
+        )
+    }
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
@@ -77,6 +92,41 @@ pub fn with_control_plane(
     schedule
 }
 
+/// `schedule` with `failovers` leader failovers put in at seeded places, each 5 to 15 s
+/// after the fault before it, half of them (by the seed) a paused leader rather than a killed
+/// one; with two or more, both kinds. A failover takes its own time (the lease runs out), so
+/// `down_ms` is 0.
+pub fn with_failovers(mut schedule: Vec<Kill>, seed: u64, failovers: usize) -> Vec<Kill> {
+    // A stream of its own: the other faults of a seed stay what they were without these.
+    let mut rng = Rng::new(seed ^ 0x1ead_e4fa_11c0_7e45);
+    let mut kinds: Vec<Target> = (0..failovers)
+        .map(|_| {
+            if rng.percent(50) {
+                Target::PausedLeader
+            } else {
+                Target::Leader
+            }
+        })
+        .collect();
+    if failovers >= 2 && kinds.iter().all(|k| *k == kinds[0]) {
+        let last = kinds.len() - 1;
+        kinds[last] = match kinds[0] {
+            Target::Leader => Target::PausedLeader,
+            _ => Target::Leader,
+        };
+    }
+    for target in kinds {
+        let at = rng.between(0, schedule.len() as u64) as usize;
+        let kill = Kill {
+            after_ms: rng.between(5000, 15000),
+            target,
+            down_ms: 0,
+        };
+        schedule.insert(at.min(schedule.len()), kill);
+    }
+    schedule
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -127,6 +177,35 @@ mod tests {
                 };
                 assert!(after.contains(&k.after_ms), "{k:?}");
                 assert!(k.down_ms <= 3000, "{k:?}");
+            }
+        }
+    }
+
+    #[test]
+    fn failovers_join_the_other_faults_without_changing_them() {
+        for seed in 0..50 {
+            let faults = with_control_plane(draw(seed, 10), seed, 2, 1);
+            let all = with_failovers(faults.clone(), seed, 6);
+            assert_eq!(all, with_failovers(faults.clone(), seed, 6));
+            assert_eq!(all.len(), faults.len() + 6);
+            let count = |t: Target| all.iter().filter(|k| k.target == t).count();
+            assert_eq!(count(Target::Leader) + count(Target::PausedLeader), 6);
+            assert!(
+                count(Target::Leader) > 0 && count(Target::PausedLeader) > 0,
+                "seed {seed}"
+            );
+            let others: Vec<Kill> = all
+                .iter()
+                .copied()
+                .filter(|k| !matches!(k.target, Target::Leader | Target::PausedLeader))
+                .collect();
+            assert_eq!(others, faults);
+            for k in all
+                .iter()
+                .filter(|k| matches!(k.target, Target::Leader | Target::PausedLeader))
+            {
+                assert!((5000..=15000).contains(&k.after_ms), "{k:?}");
+                assert_eq!(k.down_ms, 0);
             }
         }
     }

@@ -43,7 +43,7 @@ fn explained_by_outage(reset: &SeenReset, outages: &[Outage]) -> bool {
     OUTAGE_REASONS.contains(&reason.as_str())
         && outages
             .iter()
-            .any(|o| o.target != Target::Controller && o.from <= reset.at && o.to >= attempt_from)
+            .any(|o| !o.target.is_controller() && o.from <= reset.at && o.to >= attempt_from)
 }
 
 #[derive(Clone, Debug, Default, PartialEq, Serialize)]
@@ -299,6 +299,14 @@ mod tests {
     #[case::only_the_controller_was_down(
         reset(30.0, "CreateFailed", 5.0),
         down(Target::Controller, 8.0, 19.0)
+    )]
+    #[case::only_the_leader_was_killed(
+        reset(30.0, "CreateFailed", 5.0),
+        down(Target::Leader, 8.0, 19.0)
+    )]
+    #[case::only_the_leader_was_paused(
+        reset(30.0, "CreateFailed", 5.0),
+        down(Target::PausedLeader, 8.0, 19.0)
     )]
     #[case::the_outage_ended_before_the_attempt(
         reset(30.0, "CreateFailed", 5.0),

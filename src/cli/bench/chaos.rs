@@ -1,4 +1,5 @@
-//! `awconf bench chaos`: the load while the controller and Kueue are killed; a verdict.
+//! `awconf bench chaos`: the load while the controller, Kueue, the API server and etcd are
+//! killed and the controller's leader fails over; a verdict.
 
 use std::process::ExitCode;
 
@@ -21,6 +22,11 @@ pub struct ChaosArgs {
     /// among the kills.
     #[arg(long, value_name = "N", default_value_t = 0)]
     etcd_restarts: usize,
+    /// Failovers between two replicas of our controller electing a leader (with `--controller
+    /// process`): the leader SIGKILLed, or frozen with SIGSTOP until the standby leads and then
+    /// woken, when it must stop without acting; among the kills.
+    #[arg(long, value_name = "N", default_value_t = 0)]
+    failovers: usize,
     #[command(flatten)]
     flags: LoadFlags,
     /// The controller under test: a process the bench can kill.
@@ -36,6 +42,7 @@ impl ChaosArgs {
             kills: self.kills,
             apiserver_restarts: self.apiserver_restarts,
             etcd_restarts: self.etcd_restarts,
+            failovers: self.failovers,
         };
         let result = awconf_bench::chaos(&settings, &subject, &faults).await?;
         println!();
@@ -52,11 +59,12 @@ impl ChaosArgs {
             write_json(path, &result)?;
         }
         let reproduce = format!(
-            "awconf bench chaos --kills {} --apiserver-restarts {} --etcd-restarts {} --seed {} \
-             --appwrappers {} --at-once {} --controller {}",
+            "awconf bench chaos --kills {} --apiserver-restarts {} --etcd-restarts {} \
+             --failovers {} --seed {} --appwrappers {} --at-once {} --controller {}",
             self.kills,
             self.apiserver_restarts,
             self.etcd_restarts,
+            self.failovers,
             settings.seed,
             settings.appwrappers,
             settings.at_once,

@@ -53,7 +53,11 @@ pub(super) fn process(c: &ControllerUnderTest, binary: Option<&Path>) -> anyhow:
             webhook.bind_address(),
         ]);
     }
-    let envs: [(&str, String); 0] = [];
+    let envs: Vec<(&str, String)> = c
+        .identity
+        .iter()
+        .map(|name| ("HOSTNAME", name.clone()))
+        .collect();
     let process = Process::start(
         "appwrapper-controller",
         &binary,

@@ -71,6 +71,8 @@ pub struct ControllerUnderTest {
     /// The embedded controller's webhook server, served in this process: it outlives a stop
     /// or a kill of the controller, like a separate webhook deployment.
     webhook_server: Option<WebhookServer>,
+    /// A child's `HOSTNAME`, which begins its leader-election identity.
+    identity: Option<String>,
 }
 
 impl Drop for ControllerUnderTest {
@@ -107,7 +109,44 @@ impl ControllerUnderTest {
             workload: None,
             selector: None,
             webhook_server: None,
+            identity: None,
         })
+    }
+
+    /// A child begins its leader-election identity (`<name>_<random>`) with `name` from its
+    /// next start on.
+    pub fn set_identity(&mut self, name: &str) {
+        self.identity = Some(name.to_owned());
+    }
+
+    pub fn identity(&self) -> Option<&str> {
+        self.identity.as_deref()
+    }
+
+    /// Another replica of our controller's binary beside this one, electing the same leader
+    /// from the same configuration, as a Deployment with two replicas runs it. It serves no
+    /// webhooks (this one does), no metrics or health endpoints, and logs into `dir`.
+    pub fn replica(&self, name: &str, dir: &Path) -> anyhow::Result<Self> {
+        anyhow::ensure!(
+            matches!(self.mode, ControllerMode::Process { .. }),
+            "only our controller's binary runs as a second replica here, not the {} controller",
+            self.mode.name()
+        );
+        anyhow::ensure!(
+            self.config.controller_manager.leader_election,
+            "two replicas need leader election (controllerManager.leaderElection)"
+        );
+        let mut config = self.config.clone();
+        config.webhooks_enabled = false;
+        let manager = &mut config.controller_manager;
+        manager.metrics.bind_address = "0".into();
+        manager.health.bind_address = "0".into();
+        std::fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
+        let mut replica =
+            ControllerUnderTest::new(self.mode.clone(), config, &self.kubeconfig, dir)?;
+        replica.selector = self.selector.clone();
+        replica.set_identity(name);
+        Ok(replica)
     }
 
     /// Where scenarios that stop the controller get one of their own, the shared one leaves
@@ -217,6 +256,40 @@ impl ControllerUnderTest {
 
     pub fn starts(&self) -> usize {
         self.starts
+    }
+
+    /// Freezes a child with SIGSTOP (a no-op for other modes); `false` when none runs.
+    pub fn pause(&self) -> bool {
+        match &self.running {
+            Some(Running::Child(process)) => {
+                process.pause();
+                true
+            }
+            _ => false,
+        }
+    }
+
+    /// Lets a paused child run again with SIGCONT.
+    pub fn resume(&self) {
+        if let Some(Running::Child(process)) = &self.running {
+            process.resume();
+        }
+    }
+
+    /// Waits up to `timeout` for a child to exit by itself; its exit status, once it has.
+    pub async fn wait_exit(&mut self, timeout: Duration) -> Option<std::process::ExitStatus> {
+        let deadline = std::time::Instant::now() + timeout;
+        loop {
+            if let Some(Running::Child(process)) = &mut self.running
+                && let Some(status) = process.exited()
+            {
+                return Some(status);
+            }
+            if std::time::Instant::now() >= deadline {
+                return None;
+            }
+            tokio::time::sleep(Duration::from_millis(100)).await;
+        }
     }
 
     /// Starts the controller (a no-op when it runs). `client` must belong to the runtime the
