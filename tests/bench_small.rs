@@ -71,6 +71,7 @@ async fn small_chaos() -> Result<(), String> {
         apiserver_restarts: 1,
         etcd_restarts: 1,
         failovers: 2,
+        pauses: 0,
     };
     let result = chaos(&settings(30), &process, &faults)
         .await

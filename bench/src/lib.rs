@@ -310,6 +310,7 @@ pub async fn chaos(
         settings.seed,
         faults.failovers,
     );
+    let schedule = chaos::schedule::with_pauses(schedule, settings.seed, faults.pauses);
     println!("plan: {}", plan.describe());
     println!("kills: {}", chaos::describe(&schedule));
     let (run, unleashed) = run_on_fresh_stand(settings, &plan, subject, Some(&schedule)).await?;

@@ -22,6 +22,8 @@ use serde::Serialize;
 pub struct Faults {
     /// SIGKILLs of the controller or of Kueue.
     pub kills: usize,
+    /// SIGSTOPs of the controller, each woken after a seeded 2 to 10 s.
+    pub pauses: usize,
     pub apiserver_restarts: usize,
     pub etcd_restarts: usize,
     /// Failovers between two replicas of our controller: the leader SIGKILLed, or frozen with
@@ -88,6 +90,7 @@ pub fn describe(schedule: &[Kill]) -> String {
         (Target::Etcd, "etcd"),
         (Target::Leader, "the leader killed"),
         (Target::PausedLeader, "the leader paused"),
+        (Target::PausedController, "the controller paused"),
     ] {
         if count(target) > 0 {
             parts.push(format!("{}× {what}", count(target)));
@@ -142,6 +145,7 @@ pub async fn unleash(
                 }
                 None => Err(anyhow::anyhow!("a failover needs two replicas")),
             },
+            Target::PausedController => pause_controller(controller, down).await,
         };
         let what = match kill.target {
             Target::Controller => "controller",
@@ -149,9 +153,10 @@ pub async fn unleash(
             Target::ApiServer => "the API server",
             Target::Etcd => "etcd",
             Target::Leader | Target::PausedLeader => "the leading replica",
+            Target::PausedController => "controller",
         };
         let verb = match kill.target {
-            Target::PausedLeader => "paused",
+            Target::PausedLeader | Target::PausedController => "paused",
             _ => "killed",
         };
         unleashed.outages.push(Outage {
@@ -410,6 +415,19 @@ async fn wait_for_holder(
         );
         tokio::time::sleep(Duration::from_millis(200)).await;
     }
+}
+
+/// SIGSTOP, `down` frozen, SIGCONT: the controller is cut off from the API server (its
+/// watches and writes wait) while Kueue and the rest of the cluster work on.
+async fn pause_controller(
+    controller: &mut ControllerUnderTest,
+    down: Duration,
+) -> anyhow::Result<Duration> {
+    let paused = Instant::now();
+    anyhow::ensure!(controller.pause(), "the controller is not running");
+    tokio::time::sleep(down).await;
+    controller.resume();
+    Ok(paused.elapsed())
 }
 
 /// SIGKILL, `down` of nothing, start and wait until its webhooks answer.

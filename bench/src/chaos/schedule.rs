@@ -19,6 +19,9 @@ pub enum Target {
     /// The leading one of two replicas, frozen with SIGSTOP until the standby has taken the
     /// Lease, then woken: it must stop without acting.
     PausedLeader,
+    /// The controller frozen with SIGSTOP for `down_ms`, then woken: cut off from the API
+    /// server while Kueue works on, it must carry on from what it finds.
+    PausedController,
 }
 
 impl Target {
@@ -127,6 +130,23 @@ pub fn with_failovers(mut schedule: Vec<Kill>, seed: u64, failovers: usize) -> V
     schedule
 }
 
+/// `schedule` with `pauses` pauses of the controller put in at seeded places, each 2 to 8 s
+/// after the fault before it, each 2 to 10 s long.
+pub fn with_pauses(mut schedule: Vec<Kill>, seed: u64, pauses: usize) -> Vec<Kill> {
+    // A stream of its own: the other faults of a seed stay what they were without these.
+    let mut rng = Rng::new(seed ^ 0x9a05_ed0c_0471_011e);
+    for _ in 0..pauses {
+        let at = rng.between(0, schedule.len() as u64) as usize;
+        let kill = Kill {
+            after_ms: rng.between(2000, 8000),
+            target: Target::PausedController,
+            down_ms: rng.between(2000, 10000),
+        };
+        schedule.insert(at.min(schedule.len()), kill);
+    }
+    schedule
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -206,6 +226,26 @@ mod tests {
             {
                 assert!((5000..=15000).contains(&k.after_ms), "{k:?}");
                 assert_eq!(k.down_ms, 0);
+            }
+        }
+    }
+
+    #[test]
+    fn pauses_join_the_other_faults_without_changing_them() {
+        for seed in 0..50 {
+            let faults = with_failovers(draw(seed, 10), seed, 2);
+            let all = with_pauses(faults.clone(), seed, 5);
+            assert_eq!(all, with_pauses(faults.clone(), seed, 5));
+            assert_eq!(all.len(), faults.len() + 5);
+            let others: Vec<Kill> = all
+                .iter()
+                .copied()
+                .filter(|k| k.target != Target::PausedController)
+                .collect();
+            assert_eq!(others, faults);
+            for k in all.iter().filter(|k| k.target == Target::PausedController) {
+                assert!((2000..=8000).contains(&k.after_ms), "{k:?}");
+                assert!((2000..=10000).contains(&k.down_ms), "{k:?}");
             }
         }
     }

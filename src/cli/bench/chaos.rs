@@ -27,6 +27,10 @@ pub struct ChaosArgs {
     /// woken, when it must stop without acting; among the kills.
     #[arg(long, value_name = "N", default_value_t = 0)]
     failovers: usize,
+    /// Pauses of the controller (SIGSTOP, a seeded 2 to 10 s, SIGCONT): cut off from the API
+    /// server while Kueue works on; among the kills.
+    #[arg(long, value_name = "N", default_value_t = 0)]
+    pauses: usize,
     #[command(flatten)]
     flags: LoadFlags,
     /// The controller under test: a process the bench can kill.
@@ -43,6 +47,7 @@ impl ChaosArgs {
             apiserver_restarts: self.apiserver_restarts,
             etcd_restarts: self.etcd_restarts,
             failovers: self.failovers,
+            pauses: self.pauses,
         };
         let result = awconf_bench::chaos(&settings, &subject, &faults).await?;
         println!();
@@ -60,11 +65,12 @@ impl ChaosArgs {
         }
         let reproduce = format!(
             "awconf bench chaos --kills {} --apiserver-restarts {} --etcd-restarts {} \
-             --failovers {} --seed {} --appwrappers {} --at-once {} --controller {}",
+             --failovers {} --pauses {} --seed {} --appwrappers {} --at-once {} --controller {}",
             self.kills,
             self.apiserver_restarts,
             self.etcd_restarts,
             self.failovers,
+            self.pauses,
             settings.seed,
             settings.appwrappers,
             settings.at_once,
