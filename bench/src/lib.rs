@@ -144,6 +144,9 @@ async fn measure(
         },
         run.namespace
     );
+    // The standby of a run with failovers outlives the load: the cleanup after it needs a
+    // leader, whichever replica that is.
+    let mut replicas = None;
     let mut unleashed = match kills {
         None => {
             run.drive(settings.timeout).await;
@@ -165,7 +168,6 @@ async fn measure(
                     chaos::schedule::Target::Leader | chaos::schedule::Target::PausedLeader
                 )
             });
-            let mut replicas = None;
             if failovers {
                 let dir = environment
                     .controller

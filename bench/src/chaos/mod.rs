@@ -203,6 +203,22 @@ pub async fn unleash(
             }
         }
     }
+    // A replica paused by the last fault may yet find its Lease lost and exit: the cleanup
+    // after the load needs one that leads.
+    if let Some(standby) = standby.as_mut() {
+        let settle = Instant::now() + standby.renew_deadline + Duration::from_secs(2);
+        while Instant::now() < settle {
+            tokio::time::sleep(Duration::from_millis(500)).await;
+            revive_replicas(
+                controller,
+                standby,
+                controller_client,
+                origin,
+                &mut unleashed,
+            )
+            .await;
+        }
+    }
     unleashed
 }
 
