@@ -76,8 +76,13 @@ impl Replica {
         }
     }
 
+    /// The whole log: an error is followed by its backtrace when `RUST_BACKTRACE` is set.
+    pub fn log(&self) -> String {
+        std::fs::read_to_string(&self.log).unwrap_or_default()
+    }
+
     pub fn log_tail(&self) -> String {
-        let text = std::fs::read_to_string(&self.log).unwrap_or_default();
+        let text = self.log();
         let lines: Vec<&str> = text.lines().collect();
         lines[lines.len().saturating_sub(30)..].join("\n")
     }
