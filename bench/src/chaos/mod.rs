@@ -36,9 +36,6 @@ pub struct Standby<'a> {
     pub replica: &'a mut ControllerUnderTest,
     pub leases: kube::Api<Lease>,
     pub lease: String,
-    /// The replicas' lease duration and renew deadline.
-    pub lease_duration: Duration,
-    pub renew_deadline: Duration,
 }
 
 /// What the kills reach.
@@ -180,38 +177,34 @@ pub async fn unleash(
             }
         }
         revive(cluster, origin, &mut unleashed);
-        if let Some(standby) = standby.as_mut() {
-            revive_replicas(
-                controller,
-                standby,
-                controller_client,
-                origin,
-                &mut unleashed,
-            )
-            .await;
-        }
+        revive_replicas(
+            controller,
+            standby.as_mut(),
+            controller_client,
+            origin,
+            &mut unleashed,
+        )
+        .await;
     }
     loop {
         tokio::select! {
             _ = finished.notified() => break,
             _ = tokio::time::sleep(Duration::from_secs(2)) => {
                 revive(cluster, origin, &mut unleashed);
-                if let Some(standby) = standby.as_mut() {
-                    revive_replicas(controller, standby, controller_client, origin, &mut unleashed)
-                        .await;
-                }
+                revive_replicas(controller, standby.as_mut(), controller_client, origin, &mut unleashed)
+                    .await;
             }
         }
     }
     // A replica paused by the last fault may yet find its Lease lost and exit: the cleanup
     // after the load needs one that leads.
-    if let Some(standby) = standby.as_mut() {
-        let settle = Instant::now() + standby.renew_deadline + Duration::from_secs(2);
+    if standby.is_some() {
+        let settle = Instant::now() + RENEW_DEADLINE + Duration::from_secs(2);
         while Instant::now() < settle {
             tokio::time::sleep(Duration::from_millis(500)).await;
             revive_replicas(
                 controller,
-                standby,
+                standby.as_mut(),
                 controller_client,
                 origin,
                 &mut unleashed,
@@ -225,13 +218,17 @@ pub async fn unleash(
 /// Starts again a replica of the controller that exited by itself (one that could not renew
 /// its Lease in time, the API server being down, stops as controller-runtime's does), as its
 /// Deployment would.
+/// Nothing without a standby: a lone controller is restarted by its kills only.
 async fn revive_replicas(
     primary: &mut ControllerUnderTest,
-    standby: &mut Standby<'_>,
+    standby: Option<&mut Standby<'_>>,
     client: &kube::Client,
     origin: Instant,
     unleashed: &mut Unleashed,
 ) {
+    let Some(standby) = standby else {
+        return;
+    };
     for replica in [primary, &mut *standby.replica] {
         let Some(report) = replica.exit_report() else {
             continue;
@@ -328,8 +325,6 @@ impl<'a> Standby<'a> {
             replica,
             leases,
             lease,
-            lease_duration: LEASE_DURATION,
-            renew_deadline: RENEW_DEADLINE,
         }
     }
 }
@@ -346,8 +341,7 @@ async fn failover(
     pause: bool,
 ) -> anyhow::Result<Duration> {
     let started = Instant::now();
-    let takeover = standby.lease_duration * 3 + Duration::from_secs(10);
-    let renew_deadline = standby.renew_deadline;
+    let takeover = LEASE_DURATION * 3 + Duration::from_secs(10);
     let (leases, lease) = (&standby.leases, standby.lease.as_str());
     let holder = wait_for_holder(leases, lease, None, takeover).await?;
     let primary_leads = primary
@@ -370,7 +364,7 @@ async fn failover(
     }
     taken?;
     if pause {
-        let deadline = renew_deadline + Duration::from_secs(10);
+        let deadline = RENEW_DEADLINE + Duration::from_secs(10);
         let status = leader.wait_exit(deadline).await.ok_or_else(|| {
             anyhow::anyhow!(
                 "the paused leader still ran {deadline:?} after it woke, with another replica \

@@ -84,15 +84,27 @@ pub fn with_control_plane(
     let parts = std::iter::repeat_n(Target::ApiServer, apiserver)
         .chain(std::iter::repeat_n(Target::Etcd, etcd));
     for target in parts {
-        let at = rng.between(0, schedule.len() as u64) as usize;
-        let kill = Kill {
-            after_ms: rng.between(5000, 15000),
-            target,
-            down_ms: rng.between(0, 3000),
-        };
-        schedule.insert(at.min(schedule.len()), kill);
+        insert_seeded(&mut schedule, &mut rng, target, (5000, 15000), (0, 3000));
     }
     schedule
+}
+
+/// Puts a fault of `target` at a seeded place of `schedule`, its pause before it and its time
+/// down drawn from the ranges (inclusive).
+fn insert_seeded(
+    schedule: &mut Vec<Kill>,
+    rng: &mut Rng,
+    target: Target,
+    after_ms: (u64, u64),
+    down_ms: (u64, u64),
+) {
+    let at = rng.between(0, schedule.len() as u64) as usize;
+    let kill = Kill {
+        after_ms: rng.between(after_ms.0, after_ms.1),
+        target,
+        down_ms: rng.between(down_ms.0, down_ms.1),
+    };
+    schedule.insert(at.min(schedule.len()), kill);
 }
 
 /// `schedule` with `failovers` leader failovers put in at seeded places, each 5 to 15 s
@@ -119,13 +131,7 @@ pub fn with_failovers(mut schedule: Vec<Kill>, seed: u64, failovers: usize) -> V
         };
     }
     for target in kinds {
-        let at = rng.between(0, schedule.len() as u64) as usize;
-        let kill = Kill {
-            after_ms: rng.between(5000, 15000),
-            target,
-            down_ms: 0,
-        };
-        schedule.insert(at.min(schedule.len()), kill);
+        insert_seeded(&mut schedule, &mut rng, target, (5000, 15000), (0, 0));
     }
     schedule
 }
@@ -136,13 +142,13 @@ pub fn with_pauses(mut schedule: Vec<Kill>, seed: u64, pauses: usize) -> Vec<Kil
     // A stream of its own: the other faults of a seed stay what they were without these.
     let mut rng = Rng::new(seed ^ 0x9a05_ed0c_0471_011e);
     for _ in 0..pauses {
-        let at = rng.between(0, schedule.len() as u64) as usize;
-        let kill = Kill {
-            after_ms: rng.between(2000, 8000),
-            target: Target::PausedController,
-            down_ms: rng.between(2000, 10000),
-        };
-        schedule.insert(at.min(schedule.len()), kill);
+        insert_seeded(
+            &mut schedule,
+            &mut rng,
+            Target::PausedController,
+            (2000, 8000),
+            (2000, 10000),
+        );
     }
     schedule
 }
