@@ -46,6 +46,20 @@ async fn holder(leases: &Api<Lease>, name: &str) -> Option<String> {
     leases.get_opt(name).await.ok()??.spec?.holder_identity
 }
 
+/// Whether `replica` (its `HOSTNAME`) holds the Lease.
+async fn held_by(leases: &Api<Lease>, lease: &str, replica: &str) -> bool {
+    holder(leases, lease)
+        .await
+        .is_some_and(|h| h.starts_with(&format!("{replica}_")))
+}
+
+async fn wait_held_by(leases: &Api<Lease>, lease: &str, replica: &str, secs: u64) {
+    eventually(secs, &format!("{replica} to take the Lease"), || async {
+        held_by(leases, lease, replica).await.then_some(())
+    })
+    .await;
+}
+
 fn running_pod_appwrapper(name: &str) -> AppWrapper {
     let mut aw = appwrapper(name, vec![(pod(&format!("{name}-pod")), json!([]))]);
     aw.spec.suspend = false;
@@ -77,12 +91,7 @@ async fn only_the_leader_reconciles_and_a_standby_takes_over_when_it_is_killed()
     let token = metrics_token(&client, ns, "metrics-reader", true).await;
     let mut first = Replica::start("replica-a", &config, &[]);
     first.token = token.clone();
-    eventually(30, "replica-a to take the Lease", || async {
-        holder(&leases, lease)
-            .await
-            .filter(|h| h.starts_with("replica-a_"))
-    })
-    .await;
+    wait_held_by(&leases, lease, "replica-a", 30).await;
     let mut second = Replica::start("replica-b", &config, &[]);
     second.token = token;
     for replica in [&first, &second] {
@@ -110,10 +119,7 @@ async fn only_the_leader_reconciles_and_a_standby_takes_over_when_it_is_killed()
         "the standby reconciled:\n{standby}"
     );
     assert!(
-        holder(&leases, lease)
-            .await
-            .unwrap_or_default()
-            .starts_with("replica-a_"),
+        held_by(&leases, lease, "replica-a").await,
         "the Lease moved while replica-a was alive"
     );
 
@@ -121,12 +127,7 @@ async fn only_the_leader_reconciles_and_a_standby_takes_over_when_it_is_killed()
     let before = transitions(leases.get_opt(lease).await.unwrap());
     first.kill();
     let killed = Instant::now();
-    eventually(15, "replica-b to take the Lease", || async {
-        holder(&leases, lease)
-            .await
-            .filter(|h| h.starts_with("replica-b_"))
-    })
-    .await;
+    wait_held_by(&leases, lease, "replica-b", 15).await;
     let took = killed.elapsed();
     // The record stops changing at the kill; the standby waits one lease duration (4 s) of
     // an unchanged record, then acquires on its next retry (500 ms).
@@ -161,12 +162,7 @@ async fn a_leader_paused_past_its_lease_stops_when_it_wakes_and_the_standby_lead
 
     let mut first = Replica::start("replica-c", &config, &[]);
     first.token = token.clone();
-    eventually(30, "replica-c to take the Lease", || async {
-        holder(&leases, lease)
-            .await
-            .filter(|h| h.starts_with("replica-c_"))
-    })
-    .await;
+    wait_held_by(&leases, lease, "replica-c", 30).await;
     let mut second = Replica::start("replica-d", &config, &[]);
     second.token = token;
     aws.create(&PostParams::default(), &running_pod_appwrapper("before"))
@@ -175,16 +171,7 @@ async fn a_leader_paused_past_its_lease_stops_when_it_wakes_and_the_standby_lead
     wait_running(&aws, "before", 60, &first).await;
 
     first.signal("STOP");
-    eventually(
-        15,
-        "replica-d to take the Lease from the paused leader",
-        || async {
-            holder(&leases, lease)
-                .await
-                .filter(|h| h.starts_with("replica-d_"))
-        },
-    )
-    .await;
+    wait_held_by(&leases, lease, "replica-d", 15).await;
     aws.create(&PostParams::default(), &running_pod_appwrapper("during"))
         .await
         .unwrap();
@@ -210,10 +197,7 @@ async fn a_leader_paused_past_its_lease_stops_when_it_wakes_and_the_standby_lead
         first.log_tail()
     );
     assert!(
-        holder(&leases, lease)
-            .await
-            .unwrap_or_default()
-            .starts_with("replica-d_"),
+        held_by(&leases, lease, "replica-d").await,
         "the woken replica took the Lease back"
     );
     assert!(second.reconciles().await > 0, "{}", second.metrics().await);
