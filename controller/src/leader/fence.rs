@@ -60,9 +60,20 @@ impl Fence {
         self.open_at(Instant::now())
     }
 
+    /// How long the fence stays open without another renewal.
+    pub fn remaining(&self) -> Duration {
+        self.remaining_at(Instant::now())
+    }
+
     fn open_at(&self, now: Instant) -> bool {
-        self.lock()
-            .is_some_and(|since| now.saturating_duration_since(since) < self.window)
+        !self.remaining_at(now).is_zero()
+    }
+
+    fn remaining_at(&self, now: Instant) -> Duration {
+        self.lock().map_or(Duration::ZERO, |since| {
+            self.window
+                .saturating_sub(now.saturating_duration_since(since))
+        })
     }
 
     fn refusal(&self, method: &Method, path: &str) -> NotLeading {
@@ -137,6 +148,22 @@ mod tests {
                 "{after} ms after the renewal began"
             );
         }
+    }
+
+    #[test]
+    fn what_remains_counts_down_from_the_renewal_to_zero() {
+        let fence = Fence::new(Duration::from_secs(10));
+        let t0 = Instant::now();
+        assert_eq!(fence.remaining_at(t0), Duration::ZERO);
+        fence.renewed(t0);
+        assert_eq!(
+            fence.remaining_at(t0 + Duration::from_secs(4)),
+            Duration::from_secs(6)
+        );
+        assert_eq!(
+            fence.remaining_at(t0 + Duration::from_secs(11)),
+            Duration::ZERO
+        );
     }
 
     #[test]

@@ -178,24 +178,23 @@ impl LeaderElector {
         }
     }
 
-    /// Renews the Lease until that fails for the renew deadline; returns why leading ended.
+    /// Renews the Lease until the fence closes (no renewal began within the renew deadline);
+    /// returns why leading ended. Leading ends when writes stop, on the same clock.
     pub async fn hold(&mut self) -> LeaderError {
-        let deadline = self.settings.renew_deadline;
-        let mut renewed_at = Instant::now();
         loop {
             tokio::time::sleep(self.settings.retry_period).await;
-            let left = deadline.saturating_sub(renewed_at.elapsed());
+            let left = self.fence.remaining();
             match tokio::time::timeout(left, self.try_acquire_or_renew()).await {
-                Ok(Ok(true)) => renewed_at = Instant::now(),
+                Ok(Ok(true)) => {}
                 Ok(Ok(false)) => tracing::warn!("leader election: the Lease is held by another"),
                 Ok(Err(e)) => tracing::warn!("leader election: renewing: {e}"),
                 Err(_) => tracing::warn!("leader election: renewing timed out"),
             }
-            if renewed_at.elapsed() >= deadline {
+            if !self.fence.is_open() {
                 return LeaderError::Lost {
                     namespace: self.settings.namespace.clone(),
                     name: self.settings.name.clone(),
-                    deadline,
+                    deadline: self.settings.renew_deadline,
                 };
             }
         }
