@@ -353,6 +353,9 @@ async fn failover(
         (&mut *standby.replica, primary)
     };
     let other_name = other.identity().unwrap_or_default().to_owned();
+    // The other may have exited since the last look (a Lease it could not renew while the API
+    // server was down): it must run to take over, as its Deployment would have restarted it.
+    other.start(client).await?;
     if pause {
         anyhow::ensure!(leader.pause(), "the leading replica is not running");
     } else {
