@@ -58,9 +58,27 @@ pub struct Targets<'a> {
 /// until its restart was given up).
 #[derive(Clone, Copy, Debug, PartialEq, Serialize)]
 pub struct Outage {
-    pub target: Target,
+    pub what: Down,
     pub from: f64,
     pub to: f64,
+}
+
+/// What an [`Outage`] took down.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Down {
+    /// The target of a scheduled fault.
+    Fault(Target),
+    /// A part of the control plane (kube-scheduler, kube-controller-manager, KWOK) that exited
+    /// by itself: from the last look that found it running until it was started again.
+    Exited,
+}
+
+impl Down {
+    /// The controller under test's own outage, which must not make it reset a workload.
+    pub fn is_controller(self) -> bool {
+        matches!(self, Down::Fault(target) if target.is_controller())
+    }
 }
 
 /// What the kills did.
@@ -117,8 +135,15 @@ pub async fn unleash(
     } = targets;
     let started = Instant::now();
     let mut unleashed = Unleashed::default();
+    let mut looked = origin.elapsed().as_secs_f64();
     for (i, kill) in schedule.iter().enumerate() {
-        tokio::time::sleep(Duration::from_millis(kill.after_ms)).await;
+        // Looks for exited parts of the control plane every second, so that their outages
+        // are known to about a second.
+        let next = Instant::now() + Duration::from_millis(kill.after_ms);
+        while Instant::now() < next {
+            tokio::time::sleep(LOOK_EVERY.min(next - Instant::now())).await;
+            revive(cluster, origin, &mut unleashed, &mut looked);
+        }
         let at = started.elapsed().as_secs_f64();
         let from = origin.elapsed().as_secs_f64();
         let down = Duration::from_millis(kill.down_ms);
@@ -157,7 +182,7 @@ pub async fn unleash(
             _ => "killed",
         };
         unleashed.outages.push(Outage {
-            target: kill.target,
+            what: Down::Fault(kill.target),
             from,
             to: origin.elapsed().as_secs_f64(),
         });
@@ -176,7 +201,7 @@ pub async fn unleash(
                     .push(format!("kill {} ({what}): {e:#}", i + 1));
             }
         }
-        revive(cluster, origin, &mut unleashed);
+        revive(cluster, origin, &mut unleashed, &mut looked);
         revive_replicas(
             controller,
             standby.as_mut(),
@@ -190,7 +215,7 @@ pub async fn unleash(
         tokio::select! {
             _ = finished.notified() => break,
             _ = tokio::time::sleep(Duration::from_secs(2)) => {
-                revive(cluster, origin, &mut unleashed);
+                revive(cluster, origin, &mut unleashed, &mut looked);
                 revive_replicas(controller, standby.as_mut(), controller_client, origin, &mut unleashed)
                     .await;
             }
@@ -250,20 +275,36 @@ async fn revive_replicas(
     }
 }
 
-/// Starts again what of the control plane has exited since the last look.
-fn revive(cluster: &mut LocalCluster, origin: Instant, unleashed: &mut Unleashed) {
-    match cluster.revive_exited() {
+/// How often the waits between faults look for exited parts of the control plane.
+const LOOK_EVERY: Duration = Duration::from_secs(1);
+
+/// Starts again what of the control plane has exited since the last look (at `looked` on the
+/// run's timeline), and counts it down since then.
+fn revive(
+    cluster: &mut LocalCluster,
+    origin: Instant,
+    unleashed: &mut Unleashed,
+    looked: &mut f64,
+) {
+    let result = cluster.revive_exited();
+    let at = origin.elapsed().as_secs_f64();
+    match result {
         Ok(revived) => {
             for what in revived {
-                let at = origin.elapsed().as_secs_f64();
                 println!("  chaos: started {what} again at {at:.1}s, as its kubelet would");
                 unleashed.revived.push(format!("{what}, at {at:.1}s"));
+                unleashed.outages.push(Outage {
+                    what: Down::Exited,
+                    from: *looked,
+                    to: at,
+                });
             }
         }
         Err(e) => unleashed.faults.push(format!(
             "starting an exited part of the control plane again: {e}"
         )),
     }
+    *looked = at;
 }
 
 /// SIGKILL, `down` of nothing, start; returns how long from the kill to running again.

@@ -2,8 +2,8 @@
 
 use serde::Serialize;
 
-use super::Outage;
 use super::schedule::Target;
+use super::{Down, Outage};
 use crate::plan::{Ending, Plan};
 use crate::timeline::{End, Record, SeenReset};
 
@@ -43,7 +43,7 @@ fn explained_by_outage(reset: &SeenReset, outages: &[Outage]) -> bool {
     OUTAGE_REASONS.contains(&reason.as_str())
         && outages
             .iter()
-            .any(|o| !o.target.is_controller() && o.from <= reset.at && o.to >= attempt_from)
+            .any(|o| !o.what.is_controller() && o.from <= reset.at && o.to >= attempt_from)
 }
 
 #[derive(Clone, Debug, Default, PartialEq, Serialize)]
@@ -110,7 +110,7 @@ pub fn judge(outcome: &Outcome) -> Verdict {
     // outage a skipped state is a violation like any other.
     let api_down = outage_list
         .iter()
-        .any(|o| matches!(o.target, Target::ApiServer | Target::Etcd));
+        .any(|o| matches!(o.what, Down::Fault(Target::ApiServer | Target::Etcd)));
     let mut unchecked = Vec::new();
     for u in outcome.unchecked {
         if api_down {
@@ -251,7 +251,11 @@ mod tests {
     }
 
     fn down(target: Target, from: f64, to: f64) -> Outage {
-        Outage { target, from, to }
+        Outage {
+            what: Down::Fault(target),
+            from,
+            to,
+        }
     }
 
     fn kueue_down(from: f64, to: f64) -> Outage {
@@ -276,6 +280,10 @@ mod tests {
     #[case::objects_not_created_while_etcd_was_down(
         reset(30.0, "CreateFailed", 5.0),
         down(Target::Etcd, 10.0, 14.0)
+    )]
+    #[case::pods_not_scheduled_while_the_scheduler_had_exited(
+        reset(30.0, "InsufficientPodsReady", 5.0),
+        Outage { what: Down::Exited, from: 12.0, to: 31.0 }
     )]
     fn a_reset_during_an_outage_is_explained(#[case] r: SeenReset, #[case] o: Outage) {
         let mut records = good();

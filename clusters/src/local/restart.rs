@@ -79,9 +79,14 @@ impl LocalCluster {
                 // Not a part of the control plane (Kueue, a controller): its owner restarts it.
                 continue;
             };
+            // Its log goes on in the same file: its last words are what says why it exited.
+            let last = self.processes[index].log_tail(1);
             let process = self.launch_again(&launch)?;
             let _ = std::mem::replace(&mut self.processes[index], process);
-            revived.push(format!("{name} (it had exited: {status})"));
+            revived.push(format!(
+                "{name} (it had exited: {status}; its log ended: {})",
+                last.trim()
+            ));
         }
         if !revived.is_empty() {
             self.write_state()?;
