@@ -83,7 +83,13 @@ impl Summary {
             self.duration.as_secs_f64()
         ));
         if self.passed + self.failed + self.flaky == 0 {
-            lines.push("no scenario matched the filter".to_string());
+            // A gate that checked nothing does not pass.
+            lines.push(if self.excluded.is_empty() {
+                "no scenario matched the filter".to_string()
+            } else {
+                "no scenario ran: each one selected was skipped, for the reason given above"
+                    .to_string()
+            });
         }
         lines.push(self.closing_line());
         lines
