@@ -11,7 +11,9 @@ use std::time::Instant;
 use anyhow::Context as _;
 use clap::Args;
 use clusters::toolchain::{self, Component};
-use conformance_steps::options::{KUEUE_UPGRADE_TAG, KueueUpgrade};
+use conformance_steps::options::{
+    CONTROLLER_UPGRADE_TAG, ControllerUpgrade, KUEUE_UPGRADE_TAG, KueueUpgrade,
+};
 use conformance_steps::report::matrix::{self, RunCounts};
 use conformance_steps::{Plan, SuiteOptions};
 
@@ -258,7 +260,17 @@ impl MatrixArgs {
                 }
                 _ => None,
             };
-            for c in conformance_steps::environment::toolchain::needed(options, from) {
+            let controller_from = match options.controller_upgrade() {
+                ControllerUpgrade::From(from) if plan.selects_tagged(CONTROLLER_UPGRADE_TAG) => {
+                    Some(from)
+                }
+                _ => None,
+            };
+            for c in conformance_steps::environment::toolchain::needed(
+                options,
+                from,
+                controller_from.as_ref(),
+            ) {
                 if !needed.iter().any(|n| n.to_string() == c.to_string()) {
                     needed.push(c);
                 }

@@ -92,6 +92,16 @@ pub struct RunArgs {
     /// upgrades Kueue in place to the one under test (default: the pinned release before it).
     #[arg(long, env = "AWCONF_KUEUE_UPGRADE_FROM", value_name = "VERSION")]
     kueue_upgrade_from: Option<String>,
+    /// The controller the upgrade scenario (`@controller-upgrade`) runs before the controller
+    /// under test takes its place with work in flight: `reference` (the pinned reference
+    /// operator), `reference:VERSION`, or the path of an older build of ours. Without it the
+    /// scenario is skipped.
+    #[arg(
+        long,
+        env = "AWCONF_CONTROLLER_UPGRADE_FROM",
+        value_name = "reference[:VERSION]|PATH"
+    )]
+    controller_upgrade_from: Option<String>,
     /// The Kubernetes release of the local cluster's control plane (default: v1.36.3; v1.35.4
     /// and v1.37.2 are pinned too; another tag is built if the Go module proxy serves it).
     #[arg(long, env = "AWCONF_KUBERNETES_VERSION", value_name = "VERSION")]
@@ -216,6 +226,12 @@ impl RunArgs {
             );
         }
         options.kueue_upgrade().map_err(anyhow::Error::msg)?;
+        if let Some(from) = &self.controller_upgrade_from {
+            options.controller_upgrade_from = Some(
+                conformance_steps::options::parse_controller_upgrade_from(from)
+                    .map_err(anyhow::Error::msg)?,
+            );
+        }
         if let Some(tag) = &self.kubernetes {
             anyhow::ensure!(
                 options.cluster == ClusterChoice::Local,
@@ -407,6 +423,20 @@ mod tests {
             let e = options(args).unwrap_err().to_string();
             assert!(e.contains(want), "{args:?}: {e}");
         }
+    }
+
+    #[test]
+    fn the_controller_upgrade_starts_from_the_reference_or_a_binary() {
+        let from = |args: &[&str]| options(args).map(|o| o.controller_upgrade_from);
+        assert_eq!(from(&[]).unwrap(), None);
+        assert_eq!(
+            from(&["--controller-upgrade-from", "reference"]).unwrap(),
+            Some(ControllerMode::Reference {
+                version: clusters::toolchain::APPWRAPPER_DEFAULT.into()
+            })
+        );
+        let e = from(&["--controller-upgrade-from", "./no-such-build"]).unwrap_err();
+        assert!(e.to_string().contains("no such file"), "{e}");
     }
 
     /// Splits a shell command line into words: whitespace outside quotes separates them,

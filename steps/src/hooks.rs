@@ -12,6 +12,7 @@ use k8s_openapi::api::core::v1::{Namespace, Node, Pod};
 use kube::api::{Api, DeleteParams, DynamicObject, ListParams, Patch, PatchParams};
 use serde_json::json;
 
+use crate::environment::local::take_over;
 use crate::kube_util;
 use crate::options::ControllerMode;
 use crate::report::gherkin::ScenarioText;
@@ -134,6 +135,27 @@ async fn finish(w: &mut AwWorld, text: ScenarioText, step_failure: Option<String
     if w.ns.is_empty() {
         record(w, text, step_failure, None, Vec::new());
         return problems;
+    }
+    // A controller upgrade that did not happen: the controller under test takes over, so that
+    // the scenarios after this one meet it.
+    if let Some(mut from) = w.upgrade_from.take() {
+        if let Err(e) = from.stop().await {
+            problems.push(format!(
+                "stopping the controller the upgrade started from: {e:#}"
+            ));
+        }
+        let mut controller = w.h.controller.lock().await;
+        match take_over(&mut controller, &w.h.client, &w.h.watch_client).await {
+            Ok(()) if step_failure.is_none() => problems.push(format!(
+                "the @{} scenario ended while {} still ran (the After hook upgraded it)",
+                crate::options::CONTROLLER_UPGRADE_TAG,
+                from.mode().describe()
+            )),
+            Ok(()) => {}
+            Err(e) => problems.push(format!(
+                "the controller under test could not take over again: {e:#}"
+            )),
+        }
     }
     if let Some(own) = &mut w.own_controller {
         if !own.is_running()

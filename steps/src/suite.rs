@@ -13,7 +13,10 @@ use crate::environment::{Environment, EnvironmentFailed};
 use crate::harness::{self, Harness, PendingUpgrade};
 use crate::hooks;
 use crate::monitor::Monitor;
-use crate::options::{ControllerMode, KUEUE_UPGRADE_TAG, KueueUpgrade, SuiteOptions, Summary};
+use crate::options::{
+    CONTROLLER_UPGRADE_TAG, ControllerMode, ControllerUpgrade, KUEUE_UPGRADE_TAG, KueueUpgrade,
+    SuiteOptions, Summary,
+};
 use crate::plan::{Plan, Prepared};
 use crate::report::gherkin::ScenarioText;
 use crate::report::{self, Report, Skipped, Status};
@@ -55,8 +58,22 @@ pub async fn run_plan(options: SuiteOptions, plan: Plan) -> anyhow::Result<Summa
             options.kueue.label()
         );
     }
+    let controller_upgrade = options.controller_upgrade();
+    let controller_from = match &controller_upgrade {
+        ControllerUpgrade::From(from) if plan.selects_tagged(CONTROLLER_UPGRADE_TAG) => {
+            println!(
+                "awconf: the controller upgrade scenario runs {}, then the controller under \
+                 test in its place",
+                from.describe()
+            );
+            Some(from.clone())
+        }
+        _ => None,
+    };
     crate::environment::toolchain::build(crate::environment::toolchain::needed(
-        &options, kueue_from,
+        &options,
+        kueue_from,
+        controller_from.as_ref(),
     ))
     .await
     .map_err(EnvironmentFailed::from)?;
@@ -123,7 +140,11 @@ pub async fn run_plan(options: SuiteOptions, plan: Plan) -> anyhow::Result<Summa
     );
     harness::install(Arc::clone(&harness));
     let not_selected = plan.not_selected();
-    let run = run_features(&harness, plan, upgrade).await;
+    let upgrades = Upgrades {
+        kueue: upgrade,
+        controller: controller_upgrade,
+    };
+    let run = run_features(&harness, plan, upgrades).await;
     if let Some(progress) = &harness.progress {
         progress.finish();
     }
@@ -137,7 +158,7 @@ pub async fn run_plan(options: SuiteOptions, plan: Plan) -> anyhow::Result<Summa
 }
 
 /// Runs cucumber over the plan's features.
-async fn run_features(h: &Harness, plan: Plan, upgrade: KueueUpgrade) -> anyhow::Result<()> {
+async fn run_features(h: &Harness, plan: Plan, upgrades: Upgrades) -> anyhow::Result<()> {
     let o = &h.options;
     let json_path = o.report_dir.join("cucumber.json");
     let json = std::fs::File::create(&json_path)
@@ -195,7 +216,7 @@ async fn run_features(h: &Harness, plan: Plan, upgrade: KueueUpgrade) -> anyhow:
                 .iter()
                 .chain(rule.iter().flat_map(|r| r.tags.iter()))
                 .chain(scenario.tags.iter());
-            match exclusion(&mode, &capabilities, &upgrade, &versions, tags) {
+            match exclusion(&mode, &capabilities, &upgrades, &versions, tags) {
                 Some(reason) => {
                     if let Ok(mut list) = excluded.lock() {
                         list.push(Skipped {
@@ -214,15 +235,21 @@ async fn run_features(h: &Harness, plan: Plan, upgrade: KueueUpgrade) -> anyhow:
     Ok(())
 }
 
+/// What a run does about the scenarios that upgrade Kueue and the controller.
+pub struct Upgrades {
+    pub kueue: KueueUpgrade,
+    pub controller: ControllerUpgrade,
+}
+
 /// Why a scenario does not run here, if it does not: `@extension` scenarios specify where our
 /// controller deliberately goes beyond the reference operator; `@serial` ones stop and kill
 /// the controller; `@gpu` ones need nodes that advertise `nvidia.com/gpu`; `@kueue-upgrade`
-/// ones need a Kueue the run can upgrade in place; version tags (`@kueue>=0.18`) need those
-/// versions.
+/// ones need a Kueue the run can upgrade in place, `@controller-upgrade` ones a controller to
+/// upgrade from; version tags (`@kueue>=0.18`) need those versions.
 pub fn exclusion<'a>(
     mode: &ControllerMode,
     capabilities: &Capabilities,
-    upgrade: &KueueUpgrade,
+    upgrades: &Upgrades,
     versions: &StandVersions,
     tags: impl Iterator<Item = &'a String>,
 ) -> Option<String> {
@@ -240,7 +267,12 @@ pub fn exclusion<'a>(
         return Some("@serial: needs a controller the harness can stop and restart".into());
     }
     if has(KUEUE_UPGRADE_TAG)
-        && let KueueUpgrade::Impossible(reason) = upgrade
+        && let KueueUpgrade::Impossible(reason) = &upgrades.kueue
+    {
+        return Some(reason.clone());
+    }
+    if has(CONTROLLER_UPGRADE_TAG)
+        && let ControllerUpgrade::Impossible(reason) = &upgrades.controller
     {
         return Some(reason.clone());
     }
@@ -344,10 +376,16 @@ mod tests {
     fn skip<'a>(
         mode: &ControllerMode,
         capabilities: &Capabilities,
-        upgrade: &KueueUpgrade,
+        upgrades: &Upgrades,
         tags: impl Iterator<Item = &'a String>,
     ) -> Option<String> {
-        exclusion(mode, capabilities, upgrade, &StandVersions::default(), tags)
+        exclusion(
+            mode,
+            capabilities,
+            upgrades,
+            &StandVersions::default(),
+            tags,
+        )
     }
 
     #[test]
@@ -380,10 +418,15 @@ mod tests {
         assert!(skip(&ControllerMode::Embedded, &none, &up, tag("kueue").iter()).is_none());
     }
 
-    fn upgrade() -> KueueUpgrade {
-        KueueUpgrade::From {
-            from: clusters::kueue::KueueVersion(0, 18, 4),
-            to: clusters::kueue::KueueVersion(0, 19, 2),
+    fn upgrade() -> Upgrades {
+        Upgrades {
+            kueue: KueueUpgrade::From {
+                from: clusters::kueue::KueueVersion(0, 18, 4),
+                to: clusters::kueue::KueueVersion(0, 19, 2),
+            },
+            controller: ControllerUpgrade::From(ControllerMode::Reference {
+                version: "v1.2.2".into(),
+            }),
         }
     }
 
@@ -397,12 +440,38 @@ mod tests {
         let tags = ["serial".to_string(), KUEUE_UPGRADE_TAG.to_string()];
         let embedded = ControllerMode::Embedded;
         assert_eq!(skip(&embedded, &all, &upgrade(), tags.iter()), None);
-        let why =
-            KueueUpgrade::Impossible("@kueue-upgrade: Kueue runs inside the kind cluster".into());
+        let why = Upgrades {
+            kueue: KueueUpgrade::Impossible(
+                "@kueue-upgrade: Kueue runs inside the kind cluster".into(),
+            ),
+            ..upgrade()
+        };
         assert_eq!(
             skip(&embedded, &all, &why, tags.iter()).as_deref(),
             Some("@kueue-upgrade: Kueue runs inside the kind cluster")
         );
         assert_eq!(skip(&embedded, &all, &why, tags[..1].iter()), None);
+    }
+
+    #[test]
+    fn the_controller_upgrade_scenario_is_skipped_without_a_controller_to_start_from() {
+        let all = Capabilities {
+            simulated_pod_outcomes: true,
+            fake_gpu_nodes: true,
+            restartable_control_plane: true,
+        };
+        let tags = ["serial".to_string(), CONTROLLER_UPGRADE_TAG.to_string()];
+        let embedded = ControllerMode::Embedded;
+        assert_eq!(skip(&embedded, &all, &upgrade(), tags.iter()), None);
+        let reason = "@controller-upgrade: no controller to upgrade from was named";
+        let none = Upgrades {
+            controller: ControllerUpgrade::Impossible(reason.into()),
+            ..upgrade()
+        };
+        assert_eq!(
+            skip(&embedded, &all, &none, tags.iter()).as_deref(),
+            Some(reason)
+        );
+        assert_eq!(skip(&embedded, &all, &none, tags[..1].iter()), None);
     }
 }

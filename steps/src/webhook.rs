@@ -53,6 +53,18 @@ impl WebhookEndpoint {
         })
     }
 
+    /// The same certificate at another free port, for a second server beside this one.
+    pub fn elsewhere(&self) -> anyhow::Result<Self> {
+        let port = clusters::ports::free_ports(1)?
+            .first()
+            .copied()
+            .context("no free port for the webhook")?;
+        Ok(WebhookEndpoint {
+            port,
+            ..self.clone()
+        })
+    }
+
     #[cfg(test)]
     pub fn for_test(cert_dir: &std::path::Path, port: u16) -> Self {
         WebhookEndpoint {

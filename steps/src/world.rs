@@ -78,6 +78,9 @@ pub struct AwWorld {
     /// The controller of this scenario's AppWrappers alone (`@own-controller`, where the mode
     /// allows): the one its steps stop, kill and restart.
     pub own_controller: Option<ControllerUnderTest>,
+    /// The controller the `@controller-upgrade` scenario started from, while it runs in place
+    /// of the controller under test.
+    pub upgrade_from: Option<ControllerUnderTest>,
     /// The shared controller's settings before a step changed them, put back after the
     /// scenario.
     pub settings_to_restore: Option<appwrapper_controller::config::Config>,
@@ -131,6 +134,7 @@ impl AwWorld {
             upgrades_kueue: false,
             pods_before_upgrade: BTreeMap::new(),
             own_controller: None,
+            upgrade_from: None,
             settings_to_restore: None,
             moments: std::sync::Mutex::default(),
         })

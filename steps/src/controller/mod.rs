@@ -216,6 +216,11 @@ impl ControllerUnderTest {
         &self.config
     }
 
+    /// Where it serves its webhooks, when it serves them at an endpoint of the run's.
+    pub fn webhook(&self) -> Option<&WebhookEndpoint> {
+        self.webhook.as_ref()
+    }
+
     /// The log of a child controller; the embedded one logs through `tracing`.
     pub fn log_path(&self) -> Option<&Path> {
         match self.mode {

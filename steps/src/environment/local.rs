@@ -147,6 +147,86 @@ async fn controller_with_webhooks(
     }
 }
 
+/// Starts a stopped `controller` and points the webhook configurations at it, as its first
+/// start did: through the reference operator's Service, or by URL at the endpoint where our
+/// child or this process serves them. Returns once the webhooks answer.
+pub async fn take_over(
+    controller: &mut ControllerUnderTest,
+    client: &kube::Client,
+    watch_client: &kube::Client,
+) -> anyhow::Result<()> {
+    let mode = controller.mode().clone();
+    let fail_open = mode.is_child() || mode.serves_webhooks();
+    match mode {
+        ControllerMode::Reference { .. } => {
+            let cert_dir = std::path::PathBuf::from(reference::CERT_DIR);
+            reference::install(client, controller.config(), &cert_dir, fail_open).await?;
+            start_reference(controller, client, watch_client).await
+        }
+        ControllerMode::Embedded | ControllerMode::Process { .. } => {
+            let endpoint = controller
+                .webhook()
+                .cloned()
+                .context("the controller has no webhook endpoint to register")?;
+            controller.start(watch_client).await?;
+            endpoint
+                .register(client, fail_open, || controller.exit_report())
+                .await
+        }
+        other => anyhow::bail!(
+            "the {} controller is not one the harness starts and registers itself",
+            other.name()
+        ),
+    }
+}
+
+/// Runs `from`, the controller the `@controller-upgrade` scenario starts from, in place of
+/// `shared`, the controller under test, which the caller has stopped: the same settings, all
+/// AppWrappers but those of scenarios with a controller of their own, and the webhooks. It
+/// writes its configuration and log into `dir`.
+pub async fn upgrade_from(
+    from: &ControllerMode,
+    shared: &ControllerUnderTest,
+    kubeconfig: &std::path::Path,
+    dir: &std::path::Path,
+    clients: (&kube::Client, &kube::Client),
+) -> anyhow::Result<ControllerUnderTest> {
+    let (client, watch_client) = clients;
+    let mut config = shared.config().clone();
+    config.webhooks_enabled = true;
+    std::fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
+    let mut controller = ControllerUnderTest::new(from.clone(), config, kubeconfig, dir)?.shared();
+    match from {
+        ControllerMode::Process { .. } => {
+            let endpoint = shared
+                .webhook()
+                .context(
+                    "the controller under test serves no webhooks at an endpoint of the run's",
+                )?
+                .elsewhere()?;
+            controller = controller.with_webhook(endpoint);
+        }
+        ControllerMode::Reference { version } => {
+            let version = version.clone();
+            tokio::task::spawn_blocking(move || reference::build(&version))
+                .await
+                .context("the reference build task failed")??;
+            let mount = reference::mount_certificates(
+                client.clone(),
+                std::path::PathBuf::from(reference::CERT_DIR),
+            );
+            controller = controller.with_certificate_mount(mount);
+        }
+        other => anyhow::bail!(
+            "an upgrade starts from the reference operator or a build of ours, not from the {} \
+             controller",
+            other.name()
+        ),
+    }
+    take_over(&mut controller, client, watch_client).await?;
+    Ok(controller)
+}
+
 /// Starts the reference operator and waits until its webhooks answer. Its first start exits
 /// when its certificate Secret was still empty (in a cluster the pod restarts until the
 /// kubelet has mounted the filled Secret): restart it as its Deployment would.

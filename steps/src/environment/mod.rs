@@ -3,7 +3,7 @@
 //! run on this machine ([`local`]); on any other cluster they run inside it ([`remote`]).
 
 mod installed;
-mod local;
+pub(crate) mod local;
 mod remote;
 pub mod toolchain;
 

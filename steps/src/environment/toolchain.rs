@@ -10,7 +10,13 @@ use crate::options::{ClusterChoice, ControllerMode, SuiteOptions};
 
 /// What `options` will build on first use, longest build first (each free build slot takes
 /// the next one). Other clusters build their own parts when they install them.
-pub fn needed(options: &SuiteOptions, kueue_from: Option<KueueVersion>) -> Vec<Component> {
+/// `controller_from` is the controller the `@controller-upgrade` scenario starts from, when it
+/// runs.
+pub fn needed(
+    options: &SuiteOptions,
+    kueue_from: Option<KueueVersion>,
+    controller_from: Option<&ControllerMode>,
+) -> Vec<Component> {
     let mut needed = Vec::new();
     if options.cluster == ClusterChoice::Local {
         needed.push(Component::kubernetes(&options.kubernetes));
@@ -29,8 +35,13 @@ pub fn needed(options: &SuiteOptions, kueue_from: Option<KueueVersion>) -> Vec<C
         }
         needed.push(Component::kwok());
     }
-    if let ControllerMode::Reference { version } = &options.controller {
-        needed.push(Component::appwrapper(version));
+    for mode in std::iter::once(&options.controller).chain(controller_from) {
+        if let ControllerMode::Reference { version } = mode {
+            let operator = Component::appwrapper(version);
+            if !needed.contains(&operator) {
+                needed.push(operator);
+            }
+        }
     }
     if options.cluster == ClusterChoice::Local {
         needed.push(Component::etcd());
@@ -61,7 +72,7 @@ mod tests {
     use super::*;
 
     fn names(options: &SuiteOptions, from: Option<KueueVersion>) -> Vec<String> {
-        needed(options, from)
+        needed(options, from, None)
             .iter()
             .map(|c| c.to_string())
             .collect()
@@ -159,5 +170,30 @@ mod tests {
             ..options
         };
         assert!(names(&embedded, None).is_empty());
+    }
+
+    #[test]
+    fn the_reference_the_controller_upgrade_starts_from_is_built_once() {
+        let reference = ControllerMode::Reference {
+            version: "v1.2.2".into(),
+        };
+        let built = |options: &SuiteOptions, from: Option<&ControllerMode>| {
+            needed(options, None, from)
+                .iter()
+                .filter(|c| c.to_string() == "appwrapper v1.2.2")
+                .count()
+        };
+        let embedded = SuiteOptions::default();
+        assert_eq!(built(&embedded, None), 0);
+        assert_eq!(built(&embedded, Some(&reference)), 1);
+        let binary = ControllerMode::Process {
+            binary: Some("/old/appwrapper-controller".into()),
+        };
+        assert_eq!(built(&embedded, Some(&binary)), 0);
+        let on_reference = SuiteOptions {
+            controller: reference.clone(),
+            ..SuiteOptions::default()
+        };
+        assert_eq!(built(&on_reference, Some(&reference)), 1);
     }
 }

@@ -175,6 +175,10 @@ mod tests {
             "controller_restarts.rs",
             include_str!("../steps/controller_restarts.rs"),
         ),
+        (
+            "controller_upgrade.rs",
+            include_str!("../steps/controller_upgrade.rs"),
+        ),
         ("kueue.rs", include_str!("../steps/kueue.rs")),
         ("monitor.rs", include_str!("../steps/monitor.rs")),
         ("nodes.rs", include_str!("../steps/nodes.rs")),
@@ -188,7 +192,10 @@ mod tests {
             "unowned_objects.rs",
             include_str!("../steps/unowned_objects.rs"),
         ),
-        ("upgrade.rs", include_str!("../steps/upgrade.rs")),
+        (
+            "kueue_upgrade.rs",
+            include_str!("../steps/kueue_upgrade.rs"),
+        ),
     ];
 
     /// Every location names the line of a step file where a step attribute begins.

@@ -34,6 +34,7 @@ macro_rules! feature {
 /// (file name, text) of every built-in feature.
 pub const BUILT_IN: &[(&str, &str)] = &[
     feature!("components"),
+    feature!("controller_upgrade"),
     feature!("deletion"),
     feature!("extensions"),
     feature!("fault_tolerance"),

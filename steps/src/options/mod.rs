@@ -1,6 +1,7 @@
 //! What a suite run is asked to do, and what it reports back.
 
 mod cluster;
+mod controller_upgrade;
 mod external;
 mod feature_set;
 pub mod mode;
@@ -10,6 +11,10 @@ mod upgrade;
 use std::path::{Path, PathBuf};
 
 pub use cluster::ClusterChoice;
+pub use controller_upgrade::{
+    ControllerUpgrade, TAG as CONTROLLER_UPGRADE_TAG,
+    parse_upgrade_from as parse_controller_upgrade_from,
+};
 pub use external::ExternalCommand;
 pub use feature_set::FeatureSet;
 pub use mode::ControllerMode;
@@ -26,6 +31,10 @@ pub struct SuiteOptions {
     /// The release the `@kueue-upgrade` scenario upgrades Kueue from; `None`: the newest
     /// pinned release older than `kueue` (see [`SuiteOptions::kueue_upgrade`]).
     pub kueue_upgrade_from: Option<clusters::kueue::KueueVersion>,
+    /// The controller the `@controller-upgrade` scenario starts from before the controller
+    /// under test takes over (the reference operator, or a binary of ours); `None`: the
+    /// scenario is skipped (see [`SuiteOptions::controller_upgrade`]).
+    pub controller_upgrade_from: Option<ControllerMode>,
     /// The Kubernetes release of the local cluster's control plane (`v1.36.3` unless chosen).
     pub kubernetes: String,
     /// A cucumber tag expression (`@kueue and not @serial`); `None` runs everything.
@@ -56,6 +65,7 @@ impl Default for SuiteOptions {
             kueue: clusters::kueue::test_source()
                 .unwrap_or_else(|_| clusters::kueue::KueueSource::pinned()),
             kueue_upgrade_from: None,
+            controller_upgrade_from: None,
             kubernetes: clusters::toolchain::KUBERNETES.to_string(),
             tags: None,
             filters: Vec::new(),

@@ -82,6 +82,19 @@ impl ControllerMode {
         }
     }
 
+    /// The controller as the run's messages name it: `the reference operator v1.2.2`, `our
+    /// binary /path/to/it`.
+    pub fn describe(&self) -> String {
+        match self {
+            ControllerMode::Reference { version } => format!("the reference operator {version}"),
+            ControllerMode::Process { binary: Some(path) } => {
+                format!("our binary {}", path.display())
+            }
+            ControllerMode::Process { binary: None } => "our binary".into(),
+            other => format!("the {} controller", other.name()),
+        }
+    }
+
     /// Sets the reference operator's version (a no-op for the other modes).
     pub fn with_reference_version(self, v: Option<String>) -> Self {
         match (self, v) {

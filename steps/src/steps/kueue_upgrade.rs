@@ -54,20 +54,7 @@ async fn runs_the_old_release(w: &mut AwWorld) -> anyhow::Result<()> {
 #[when(regex = r"^Kueue is upgraded in place to the Kueue under test$")]
 async fn upgraded(w: &mut AwWorld) -> anyhow::Result<()> {
     pending(w)?;
-    for name in w.submitted.clone() {
-        let pods = kube_util::pods_of(&w.client, &w.ns, &name).await?;
-        let pods = pods
-            .iter()
-            .map(|p| {
-                let meta = &p.metadata;
-                (
-                    meta.name.clone().unwrap_or_default(),
-                    meta.uid.clone().unwrap_or_default(),
-                )
-            })
-            .collect();
-        w.pods_before_upgrade.insert(name, pods);
-    }
+    note_before_upgrade(w).await?;
     let started = Instant::now();
     let upgrade = pending(w)?;
     let path: Vec<String> = std::iter::once(upgrade.from.to_string())
@@ -85,6 +72,28 @@ async fn upgraded(w: &mut AwWorld) -> anyhow::Result<()> {
     Ok(())
 }
 
+/// Notes the pods (names and uids) of every submitted AppWrapper, for `its pods are the ones it
+/// had before the upgrade`, and the moments its conditions show, for the timing windows after
+/// it (the controller that takes over may move a condition on before a window's step begins).
+pub(super) async fn note_before_upgrade(w: &mut AwWorld) -> anyhow::Result<()> {
+    for name in w.submitted.clone() {
+        crate::steps::timing_windows::remember_moments(w, &name).await?;
+        let pods = kube_util::pods_of(&w.client, &w.ns, &name).await?;
+        let pods = pods
+            .iter()
+            .map(|p| {
+                let meta = &p.metadata;
+                (
+                    meta.name.clone().unwrap_or_default(),
+                    meta.uid.clone().unwrap_or_default(),
+                )
+            })
+            .collect();
+        w.pods_before_upgrade.insert(name, pods);
+    }
+    Ok(())
+}
+
 /// The same pods (names and uids) as just before the upgrade, none of them being deleted and
 /// none added.
 #[then(
@@ -95,7 +104,7 @@ async fn same_pods(w: &mut AwWorld, subject: Subject) -> anyhow::Result<()> {
     let before = w
         .pods_before_upgrade
         .get(&name)
-        .with_context(|| format!("{name} was not submitted before Kueue was upgraded"))?;
+        .with_context(|| format!("{name} was not submitted before the upgrade"))?;
     anyhow::ensure!(!before.is_empty(), "{name} had no pods before the upgrade");
     let pods = kube_util::pods_of(&w.client, &w.ns, &name).await?;
     let mut now: Vec<(String, String)> = pods

@@ -11,13 +11,16 @@
 //! nodes, Kueue's queues ([`kueue`]), the controller's stops and settings
 //! ([`controller_restarts`]), admission ([`admission`]), assertions on state ([`assertions`],
 //! [`objects`]), timing windows ([`timing_windows`]), what the monitor saw ([`monitor`]),
-//! objects no AppWrapper owns ([`unowned_objects`]), the Kueue upgrade ([`upgrade`]).
+//! objects no AppWrapper owns ([`unowned_objects`]), upgrades of Kueue ([`kueue_upgrade`]) and
+//! of the controller ([`controller_upgrade`]).
 
 pub mod admission;
 pub mod appwrapper;
 pub mod assertions;
 pub mod controller_restarts;
+pub mod controller_upgrade;
 pub mod kueue;
+pub mod kueue_upgrade;
 pub mod monitor;
 pub mod nodes;
 pub mod objects;
@@ -25,7 +28,6 @@ pub mod pods;
 pub mod subject;
 pub mod timing_windows;
 pub mod unowned_objects;
-pub mod upgrade;
 
 use std::time::Duration;
 
