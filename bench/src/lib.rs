@@ -97,8 +97,31 @@ async fn run_on_fresh_stand(
     );
     let mut stand = Stand::up(subject, settings.nodes(), &settings.kueue, &report_dir).await?;
     let result = measure(settings, plan, subject, &mut stand, kills).await;
+    keep_cluster_logs(stand.cluster.work_dir(), &report_dir.join("cluster-logs"));
     stand.down().await;
     result
+}
+
+/// Copies the logs of the control plane, KWOK and Kueue (not the audit log, which the run has
+/// read) from the cluster's directory, which goes with the stand, into `into`: why a part
+/// stalled or exited is in them.
+fn keep_cluster_logs(work_dir: &std::path::Path, into: &std::path::Path) {
+    let Ok(entries) = std::fs::read_dir(work_dir.join("logs")) else {
+        return;
+    };
+    if let Err(e) = std::fs::create_dir_all(into) {
+        tracing::warn!("keeping the cluster's logs in {}: {e}", into.display());
+        return;
+    }
+    for entry in entries.flatten() {
+        let name = entry.file_name();
+        if name == "audit.log" {
+            continue;
+        }
+        if let Err(e) = std::fs::copy(entry.path(), into.join(&name)) {
+            tracing::warn!("keeping {}: {e}", entry.path().display());
+        }
+    }
 }
 
 async fn measure(
@@ -333,4 +356,32 @@ pub async fn chaos(
         run,
         verdict,
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_cluster_logs_are_kept_but_the_audit_log() {
+        let work_dir = tempfile::tempdir().unwrap();
+        let logs = work_dir.path().join("logs");
+        std::fs::create_dir_all(&logs).unwrap();
+        for name in ["kube-scheduler.log", "kwok.log", "audit.log"] {
+            std::fs::write(logs.join(name), name).unwrap();
+        }
+        let report = tempfile::tempdir().unwrap();
+        let into = report.path().join("cluster-logs");
+        keep_cluster_logs(work_dir.path(), &into);
+        let mut kept: Vec<String> = std::fs::read_dir(&into)
+            .unwrap()
+            .map(|e| e.unwrap().file_name().into_string().unwrap())
+            .collect();
+        kept.sort();
+        assert_eq!(kept, ["kube-scheduler.log", "kwok.log"]);
+        assert_eq!(
+            std::fs::read_to_string(into.join("kwok.log")).unwrap(),
+            "kwok.log"
+        );
+    }
 }
