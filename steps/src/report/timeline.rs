@@ -206,32 +206,8 @@ pub fn draw(
     end: DateTime<Utc>,
 ) -> String {
     let observations = &history.observations;
-    let Some(origin) = history.origin() else {
+    let Some(scale) = Scale::spanning(history, steps, events, end) else {
         return String::new();
-    };
-    let times = observations
-        .iter()
-        .map(|o| o.at)
-        .chain(steps.iter().map(|s| s.at))
-        .chain(events.iter().filter_map(|e| e.first))
-        .chain([origin, end]);
-    let (mut first, mut last) = (origin, origin);
-    for t in times {
-        first = first.min(t);
-        last = last.max(t);
-    }
-    let probe = Scale {
-        origin,
-        from: 0.0,
-        to: 1.0,
-    };
-    let from = probe.seconds(first).min(0.0);
-    let to = probe.seconds(last).max(from + 1.0);
-    let pad = (to - from) * 0.01;
-    let scale = Scale {
-        origin,
-        from: from - pad,
-        to: to + pad,
     };
     let kinds = condition_kinds(observations);
     let lanes_top = STEP_ROWS * STEP_ROW + 6.0;
@@ -246,98 +222,10 @@ pub fn draw(
         name = escape(&history.name)
     );
     draw_axis(&mut svg, &scale, lanes_top, axis_top);
-
-    let bar = |svg: &mut String,
-               class: &str,
-               y: f64,
-               seg: (f64, f64),
-               fill: &str,
-               label: &str,
-               title: &str| {
-        let (x0, x1) = seg;
-        let width = (x1 - x0).max(1.5);
-        let _ = write!(
-            svg,
-            r##"<g class="{class}"><rect x="{x0:.1}" y="{y:.1}" width="{width:.1}" height="{LANE}" fill="{fill}" stroke="#ffffff" stroke-width="0.5"><title>{}</title></rect>"##,
-            escape(title)
-        );
-        if let Some(text) = fit(label, width) {
-            let _ = write!(
-                svg,
-                r##"<text x="{:.1}" y="{:.1}" pointer-events="none">{}</text>"##,
-                x0 + 3.0,
-                y + LANE / 2.0 + 4.0,
-                escape(&text)
-            );
-        }
-        svg.push_str("</g>\n");
-    };
-    let lane_label = |svg: &mut String, y: f64, text: &str| {
-        let _ = writeln!(
-            svg,
-            r##"<text x="{:.1}" y="{:.1}" text-anchor="end" fill="#37474f">{}</text>"##,
-            LABELS - 8.0,
-            y + LANE / 2.0 + 4.0,
-            escape(text)
-        );
-    };
-    let span = |from: f64, to: f64| -> String {
-        format!("{} → {}", seconds_label(from), seconds_label(to))
-    };
-
-    lane_label(&mut svg, lanes_top, "phase");
-    for seg in segments(observations, end, |o| {
-        Some((o.phase, o.deleting, o.resetting_count))
-    }) {
-        let (phase, deleting, resets) = seg.value;
-        let (a, b) = (scale.seconds(seg.from), scale.seconds(seg.to));
-        let title = format!(
-            "{phase}{}{}: {}",
-            if deleting { " (deleting)" } else { "" },
-            if resets > 0 {
-                format!(", resettingCount {resets}")
-            } else {
-                String::new()
-            },
-            span(a, b)
-        );
-        bar(
-            &mut svg,
-            "segment phase",
-            lanes_top,
-            (scale.x(seg.from), scale.x(seg.to)),
-            phase_colour(phase),
-            &phase.to_string(),
-            &title,
-        );
-    }
+    draw_phase_lane(&mut svg, &scale, observations, end, lanes_top);
     for (i, kind) in kinds.iter().enumerate() {
         let y = lanes_top + (i + 1) as f64 * (LANE + GAP);
-        lane_label(&mut svg, y, kind);
-        for seg in segments(observations, end, |o| o.condition(kind).cloned()) {
-            let c = &seg.value;
-            let (a, b) = (scale.seconds(seg.from), scale.seconds(seg.to));
-            let title = format!(
-                "{kind}={} reason {}{}: {}",
-                c.status,
-                c.reason,
-                if c.message.is_empty() {
-                    String::new()
-                } else {
-                    format!(", message: {}", c.message)
-                },
-                span(a, b)
-            );
-            bar(
-                &mut svg,
-                "segment condition",
-                y,
-                (scale.x(seg.from), scale.x(seg.to)),
-                status_colour(&c.status),
-                &format!("{} {}", c.status, c.reason),
-                &title,
-            );
-        }
+        draw_condition_lane(&mut svg, &scale, observations, end, kind, y);
     }
     if let Some(gone) = observations.iter().find(|o| o.gone) {
         let x = scale.x(gone.at);
@@ -347,15 +235,175 @@ pub fn draw(
             seconds_label(scale.seconds(gone.at))
         );
     }
+    draw_events(&mut svg, &scale, events, events_top);
+    draw_steps(&mut svg, &scale, steps, axis_top);
+    svg.push_str("</svg>\n");
+    svg
+}
 
-    lane_label(&mut svg, events_top, "events");
+impl Scale {
+    /// From the first to the last of the observations, steps and events (and `end`), with a
+    /// little room on both sides; `None` without observations.
+    fn spanning(
+        history: &AppWrapperHistory,
+        steps: &[StepMark],
+        events: &[&EventRecord],
+        end: DateTime<Utc>,
+    ) -> Option<Scale> {
+        let origin = history.origin()?;
+        let times = history
+            .observations
+            .iter()
+            .map(|o| o.at)
+            .chain(steps.iter().map(|s| s.at))
+            .chain(events.iter().filter_map(|e| e.first))
+            .chain([origin, end]);
+        let (mut first, mut last) = (origin, origin);
+        for t in times {
+            first = first.min(t);
+            last = last.max(t);
+        }
+        let probe = Scale {
+            origin,
+            from: 0.0,
+            to: 1.0,
+        };
+        let from = probe.seconds(first).min(0.0);
+        let to = probe.seconds(last).max(from + 1.0);
+        let pad = (to - from) * 0.01;
+        Some(Scale {
+            origin,
+            from: from - pad,
+            to: to + pad,
+        })
+    }
+
+    /// `from → to` of a segment, in seconds since the origin.
+    fn span(&self, from: DateTime<Utc>, to: DateTime<Utc>) -> String {
+        format!(
+            "{} → {}",
+            seconds_label(self.seconds(from)),
+            seconds_label(self.seconds(to))
+        )
+    }
+}
+
+/// A bar of a lane from `x0` to `x1`, labelled inside when the label fits.
+fn draw_bar(
+    svg: &mut String,
+    class: &str,
+    y: f64,
+    (x0, x1): (f64, f64),
+    fill: &str,
+    label: &str,
+    title: &str,
+) {
+    let width = (x1 - x0).max(1.5);
+    let _ = write!(
+        svg,
+        r##"<g class="{class}"><rect x="{x0:.1}" y="{y:.1}" width="{width:.1}" height="{LANE}" fill="{fill}" stroke="#ffffff" stroke-width="0.5"><title>{}</title></rect>"##,
+        escape(title)
+    );
+    if let Some(text) = fit(label, width) {
+        let _ = write!(
+            svg,
+            r##"<text x="{:.1}" y="{:.1}" pointer-events="none">{}</text>"##,
+            x0 + 3.0,
+            y + LANE / 2.0 + 4.0,
+            escape(&text)
+        );
+    }
+    svg.push_str("</g>\n");
+}
+
+fn draw_lane_label(svg: &mut String, y: f64, text: &str) {
+    let _ = writeln!(
+        svg,
+        r##"<text x="{:.1}" y="{:.1}" text-anchor="end" fill="#37474f">{}</text>"##,
+        LABELS - 8.0,
+        y + LANE / 2.0 + 4.0,
+        escape(text)
+    );
+}
+
+fn draw_phase_lane(
+    svg: &mut String,
+    scale: &Scale,
+    observations: &[Observation],
+    end: DateTime<Utc>,
+    y: f64,
+) {
+    draw_lane_label(svg, y, "phase");
+    for seg in segments(observations, end, |o| {
+        Some((o.phase, o.deleting, o.resetting_count))
+    }) {
+        let (phase, deleting, resets) = seg.value;
+        let title = format!(
+            "{phase}{}{}: {}",
+            if deleting { " (deleting)" } else { "" },
+            if resets > 0 {
+                format!(", resettingCount {resets}")
+            } else {
+                String::new()
+            },
+            scale.span(seg.from, seg.to)
+        );
+        draw_bar(
+            svg,
+            "segment phase",
+            y,
+            (scale.x(seg.from), scale.x(seg.to)),
+            phase_colour(phase),
+            &phase.to_string(),
+            &title,
+        );
+    }
+}
+
+fn draw_condition_lane(
+    svg: &mut String,
+    scale: &Scale,
+    observations: &[Observation],
+    end: DateTime<Utc>,
+    kind: &str,
+    y: f64,
+) {
+    draw_lane_label(svg, y, kind);
+    for seg in segments(observations, end, |o| o.condition(kind).cloned()) {
+        let c = &seg.value;
+        let title = format!(
+            "{kind}={} reason {}{}: {}",
+            c.status,
+            c.reason,
+            if c.message.is_empty() {
+                String::new()
+            } else {
+                format!(", message: {}", c.message)
+            },
+            scale.span(seg.from, seg.to)
+        );
+        draw_bar(
+            svg,
+            "segment condition",
+            y,
+            (scale.x(seg.from), scale.x(seg.to)),
+            status_colour(&c.status),
+            &format!("{} {}", c.status, c.reason),
+            &title,
+        );
+    }
+}
+
+/// Each event as a diamond and its reason, on the first free row at its time.
+fn draw_events(svg: &mut String, scale: &Scale, events: &[&EventRecord], top: f64) {
+    draw_lane_label(svg, top, "events");
     let mut ends = vec![f64::MIN; EVENT_ROWS as usize];
     for e in events {
         let Some(at) = e.first else { continue };
         let x = scale.x(at);
         let width = e.reason.chars().count() as f64 * CHAR + 12.0;
         let row = row_for(x, &mut ends, width) as f64;
-        let y = events_top + row * STEP_ROW + 6.0;
+        let y = top + row * STEP_ROW + 6.0;
         let colour = if e.type_ == "Warning" {
             "#ef6c00"
         } else {
@@ -373,7 +421,10 @@ pub fn draw(
             escape(&e.line())
         );
     }
+}
 
+/// Each step as its number at the top and a dashed line down to the axis.
+fn draw_steps(svg: &mut String, scale: &Scale, steps: &[StepMark], axis_top: f64) {
     let mut ends = vec![f64::MIN; STEP_ROWS as usize];
     for step in steps {
         let x = scale.x(step.at);
@@ -390,8 +441,6 @@ pub fn draw(
             escape(&step.text)
         );
     }
-    svg.push_str("</svg>\n");
-    svg
 }
 
 fn draw_axis(svg: &mut String, scale: &Scale, top: f64, axis_top: f64) {
