@@ -45,18 +45,27 @@ fn problems(run: &RunReport) -> Vec<String> {
     problems
 }
 
+/// Twice, as `--repeat 2` runs it: each run on a cluster of its own, the table of medians.
 async fn small_load() -> Result<(), String> {
     let result = load(
         &settings(30),
         &[Subject::Controller(ControllerMode::Embedded)],
+        2,
     )
     .await
     .map_err(|e| format!("{e:#}"))?;
-    let run = &result.runs[0];
-    for line in report::table(std::slice::from_ref(run)) {
+    let table = report::table_of_repeats(&result.by_subject());
+    for line in &table {
         println!("{line}");
     }
-    let problems = problems(run);
+    let mut problems: Vec<String> = result.runs.iter().flat_map(problems).collect();
+    if result.runs.len() != 2 || !table[0].contains("median of 2") {
+        problems.push(format!(
+            "{} runs, table header {:?}: expected two, and their medians",
+            result.runs.len(),
+            table[0]
+        ));
+    }
     if problems.is_empty() {
         Ok(())
     } else {

@@ -59,20 +59,51 @@ impl Settings {
 #[derive(Clone, Debug, Serialize)]
 pub struct LoadReport {
     pub plan: String,
+    /// How many times each subject ran the plan.
+    pub repeat: usize,
+    /// Every run, round after round: each round runs every subject once, in the order given.
     pub runs: Vec<RunReport>,
 }
 
-/// Runs the plan of `settings` on each subject in turn, each on a fresh cluster.
-pub async fn load(settings: &Settings, subjects: &[Subject]) -> anyhow::Result<LoadReport> {
+impl LoadReport {
+    /// The runs of each subject, in the order the subjects were given.
+    pub fn by_subject(&self) -> Vec<Vec<&RunReport>> {
+        let mut groups: Vec<Vec<&RunReport>> = Vec::new();
+        for run in &self.runs {
+            match groups.iter_mut().find(|g| g[0].subject == run.subject) {
+                Some(group) => group.push(run),
+                None => groups.push(vec![run]),
+            }
+        }
+        groups
+    }
+}
+
+/// Runs the plan of `settings` on each subject in turn, each on a fresh cluster, `repeat`
+/// rounds in all: the subjects alternate, so that a machine growing slower or faster during the
+/// rounds weighs on each alike.
+pub async fn load(
+    settings: &Settings,
+    subjects: &[Subject],
+    repeat: usize,
+) -> anyhow::Result<LoadReport> {
+    anyhow::ensure!(repeat > 0, "--repeat must be at least 1");
     let plan = Arc::new(Plan::draw(settings.seed, settings.appwrappers));
     println!("plan: {}", plan.describe());
     let mut runs = Vec::new();
-    for subject in subjects {
-        let (report, _) = run_on_fresh_stand(settings, &plan, subject, None).await?;
-        runs.push(report);
+    for round in 1..=repeat {
+        if repeat > 1 {
+            println!("\n== round {round} of {repeat}");
+        }
+        for subject in subjects {
+            let round = (repeat > 1).then_some(round);
+            let (report, _) = run_on_fresh_stand(settings, &plan, subject, None, round).await?;
+            runs.push(report);
+        }
     }
     Ok(LoadReport {
         plan: plan.describe(),
+        repeat,
         runs,
     })
 }
@@ -84,12 +115,18 @@ async fn run_on_fresh_stand(
     plan: &Arc<Plan>,
     subject: &Subject,
     kills: Option<&[chaos::schedule::Kill]>,
+    round: Option<usize>,
 ) -> anyhow::Result<(RunReport, chaos::Unleashed)> {
-    let dir_name = subject
+    let mut dir_name = subject
         .label()
         .replace([' ', '(', ')'], "-")
-        .replace("--", "-");
-    let report_dir = settings.report_dir.join(dir_name.trim_matches('-'));
+        .replace("--", "-")
+        .trim_matches('-')
+        .to_string();
+    if let Some(round) = round {
+        dir_name.push_str(&format!("-{round}"));
+    }
+    let report_dir = settings.report_dir.join(dir_name);
     println!(
         "\n== {}: bringing up a cluster with {} fake nodes, Kueue and the workload's controller",
         subject.label(),
@@ -338,7 +375,8 @@ pub async fn chaos(
     let schedule = chaos::schedule::with_pauses(schedule, settings.seed, faults.pauses);
     println!("plan: {}", plan.describe());
     println!("kills: {}", chaos::describe(&schedule));
-    let (run, unleashed) = run_on_fresh_stand(settings, &plan, subject, Some(&schedule)).await?;
+    let (run, unleashed) =
+        run_on_fresh_stand(settings, &plan, subject, Some(&schedule), None).await?;
     let verdict = chaos::verdict::judge(&chaos::verdict::Outcome {
         plan: &plan,
         records: &run.records,

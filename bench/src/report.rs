@@ -268,8 +268,47 @@ const ROWS: &[Row] = &[
     },
 ];
 
-fn cell(value: Option<f64>, decimals: usize) -> String {
-    value.map_or_else(|| "-".to_string(), |v| format!("{v:.decimals$}"))
+/// The median of the figures a subject's runs have, and their range.
+#[derive(Clone, Copy, Debug, PartialEq)]
+struct Spread {
+    median: f64,
+    min: f64,
+    max: f64,
+}
+
+impl Spread {
+    /// `None` when no run has the figure.
+    fn of(values: impl Iterator<Item = Option<f64>>) -> Option<Spread> {
+        let mut values: Vec<f64> = values.flatten().collect();
+        if values.is_empty() {
+            return None;
+        }
+        values.sort_by(f64::total_cmp);
+        let n = values.len();
+        let median = if n % 2 == 1 {
+            values[n / 2]
+        } else {
+            (values[n / 2 - 1] + values[n / 2]) / 2.0
+        };
+        Some(Spread {
+            median,
+            min: values[0],
+            max: values[n - 1],
+        })
+    }
+
+    fn cell(&self, decimals: usize) -> String {
+        let median = format!("{:.decimals$}", self.median);
+        let (min, max) = (
+            format!("{:.decimals$}", self.min),
+            format!("{:.decimals$}", self.max),
+        );
+        if min == max {
+            median
+        } else {
+            format!("{median} ({min}–{max})")
+        }
+    }
 }
 
 /// `other ÷ base`, when both are there and the base is not zero.
@@ -284,22 +323,38 @@ pub fn ratio(base: Option<f64>, other: Option<f64>) -> String {
 /// The figures of `reports` side by side; after the first, each column is followed by its
 /// ratio to the first.
 pub fn table(reports: &[RunReport]) -> Vec<String> {
+    let groups: Vec<Vec<&RunReport>> = reports.iter().map(|r| vec![r]).collect();
+    table_of_repeats(&groups)
+}
+
+/// The figures of each subject's runs side by side: one run's figure, or the median of its
+/// runs with their range (`0.875 (0.861–0.902)`); after the first, each column is followed by
+/// the ratio of its median to the first's.
+pub fn table_of_repeats(groups: &[Vec<&RunReport>]) -> Vec<String> {
     let mut header = vec![String::new()];
-    for (i, r) in reports.iter().enumerate() {
-        header.push(r.subject.clone());
+    for (i, group) in groups.iter().enumerate() {
+        let runs = if group.len() > 1 {
+            format!(", median of {}", group.len())
+        } else {
+            String::new()
+        };
+        header.push(format!("{}{runs}", group[0].subject));
         if i > 0 {
-            header.push(format!("÷ {}", reports[0].subject));
+            header.push(format!("÷ {}", groups[0][0].subject));
         }
     }
     let mut rows = vec![header];
     for row in ROWS {
-        let base = (row.value)(&reports[0]);
+        let figures: Vec<Option<Spread>> = groups
+            .iter()
+            .map(|group| Spread::of(group.iter().map(|r| (row.value)(r))))
+            .collect();
+        let base = figures[0].map(|f| f.median);
         let mut line = vec![row.label.to_string()];
-        for (i, r) in reports.iter().enumerate() {
-            let value = (row.value)(r);
-            line.push(cell(value, row.decimals));
+        for (i, figure) in figures.iter().enumerate() {
+            line.push(figure.map_or_else(|| "-".to_string(), |f| f.cell(row.decimals)));
             if i > 0 {
-                line.push(ratio(base, value));
+                line.push(ratio(base, figure.map(|f| f.median)));
             }
         }
         rows.push(line);
@@ -518,5 +573,48 @@ mod tests {
         let lines = table(&[report("ours", 1.0, 100)]);
         assert!(lines.iter().all(|l| !l.contains('×')));
         assert_eq!(lines.len(), ROWS.len() + 1);
+    }
+
+    #[test]
+    fn a_spread_is_the_median_and_range_of_the_figures_there_are() {
+        let spread = |values: &[Option<f64>]| Spread::of(values.iter().copied());
+        assert_eq!(spread(&[None, None]), None);
+        assert_eq!(
+            spread(&[Some(3.0), None, Some(1.0), Some(2.0)]),
+            Some(Spread {
+                median: 2.0,
+                min: 1.0,
+                max: 3.0
+            })
+        );
+        assert_eq!(spread(&[Some(4.0), Some(1.0)]).unwrap().median, 2.5);
+        let one = spread(&[Some(0.8754)]).unwrap();
+        assert_eq!(one.cell(3), "0.875");
+        let three = spread(&[Some(0.875), Some(0.861), Some(0.902)]).unwrap();
+        assert_eq!(three.cell(3), "0.875 (0.861–0.902)");
+    }
+
+    #[test]
+    fn repeated_runs_show_medians_and_the_ratio_of_medians() {
+        let ours = [
+            report("ours", 1.0, 100),
+            report("ours", 3.0, 300),
+            report("ours", 2.0, 200),
+        ];
+        let jobs = [
+            report("jobs", 2.0, 150),
+            report("jobs", 2.0, 150),
+            report("jobs", 2.0, 150),
+        ];
+        let groups = vec![ours.iter().collect(), jobs.iter().collect()];
+        let lines = table_of_repeats(&groups);
+        assert!(lines[0].contains("ours, median of 3"), "{}", lines[0]);
+        assert!(lines[0].contains("÷ ours"), "{}", lines[0]);
+        let all = lines
+            .iter()
+            .find(|l| l.starts_with("API requests, all clients"))
+            .unwrap();
+        assert!(all.contains("200 (100–300)"), "{all}");
+        assert!(all.trim_end().ends_with("0.75×"), "{all}");
     }
 }

@@ -28,6 +28,10 @@ pub struct LoadArgs {
     /// figures side by side.
     #[arg(long, value_enum, value_delimiter = ',')]
     compare: Vec<Compare>,
+    /// Run the plan this many times on each (the controllers taking turns, each run on a fresh
+    /// cluster) and print each figure's median and range.
+    #[arg(long, value_name = "N", default_value_t = 1, value_parser = clap::value_parser!(u16).range(1..))]
+    repeat: u16,
     /// For `--controller external`: the command that runs the controller.
     #[arg(last = true)]
     command: Vec<String>,
@@ -52,13 +56,15 @@ impl LoadArgs {
             });
         }
         subjects.dedup();
-        let result = awconf_bench::load(&settings, &subjects).await?;
+        let result = awconf_bench::load(&settings, &subjects, usize::from(self.repeat)).await?;
         println!();
-        for line in report::table(&result.runs) {
+        for line in report::table_of_repeats(&result.by_subject()) {
             println!("{line}");
         }
-        if result.runs.len() > 1 {
-            println!("(÷: the column's figure divided by the first column's)");
+        if subjects.len() > 1 {
+            println!(
+                "(÷: the column's figure divided by the first column's; with --repeat, medians)"
+            );
         }
         for run in &result.runs {
             for line in report::details(run) {
@@ -70,5 +76,25 @@ impl LoadArgs {
         }
         println!("seed {}", settings.seed);
         Ok(ExitCode::SUCCESS)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::cli::parse_command;
+
+    #[test]
+    fn repeat_runs_the_plan_at_least_once() {
+        for words in [
+            &["bench", "load", "--repeat", "3"][..],
+            &["bench", "load"][..],
+        ] {
+            assert!(parse_command(words).is_ok(), "{words:?}");
+        }
+        let e = parse_command(&["bench", "load", "--repeat", "0"])
+            .err()
+            .unwrap()
+            .to_string();
+        assert!(e.contains("--repeat"), "{e}");
     }
 }
