@@ -232,4 +232,26 @@ mod tests {
             serde_json::from_value(serde_json::json!({"phase": "Paused"})).unwrap();
         assert_eq!(status.phase, Phase::Unknown);
     }
+
+    /// Found by the podset_path fuzz target: with serde_json's `raw_value` feature (which axum's
+    /// `json` feature turns on), a map whose first key is `$serde_json::private::RawValue` is
+    /// read as a raw value, and fails to parse or silently becomes another value. The API server
+    /// sends an object's keys sorted, so `$` comes first, and a template may hold any key: one
+    /// such AppWrapper would make every list of AppWrappers fail.
+    #[test]
+    fn a_template_key_named_like_serde_json_s_raw_value_token_is_an_ordinary_key() {
+        let token = "$serde_json::private::RawValue";
+        let text = format!(
+            r#"{{"apiVersion":"workload.codeflare.dev/v1beta2","kind":"AppWrapper",
+            "metadata":{{"name":"a","namespace":"n"}},
+            "spec":{{"components":[{{"template":{{"{token}":"b","apiVersion":"v1","kind":"Pod",
+            "spec":{{"x":{{"{token}":"[1]"}}}}}}}}]}}}}"#
+        );
+        let aw: AppWrapper = serde_json::from_str(&text).unwrap();
+        let template = &aw.spec.components[0].template;
+        assert_eq!(template[token], "b");
+        assert_eq!(template["spec"]["x"][token], "[1]");
+        let back = serde_json::to_value(&aw).unwrap();
+        assert_eq!(back["spec"]["components"][0]["template"][token], "b");
+    }
 }

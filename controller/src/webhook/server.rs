@@ -6,12 +6,12 @@ use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
 
+use axum::Router;
 use axum::body::Bytes;
 use axum::extract::{DefaultBodyLimit, State};
 use axum::http::{HeaderMap, StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use axum::routing::post;
-use axum::{Json, Router};
 use tokio::net::TcpListener;
 use tokio::sync::watch;
 use tokio::task::JoinHandle;
@@ -111,7 +111,7 @@ async fn mutate(
     body: Bytes,
 ) -> Response {
     match decode(content_type(&headers), &body) {
-        Ok(review) => Json(webhooks.mutate(review)).into_response(),
+        Ok(review) => json(&webhooks.mutate(review)),
         Err(e) => bad_request(e),
     }
 }
@@ -122,8 +122,22 @@ async fn validate(
     body: Bytes,
 ) -> Response {
     match decode(content_type(&headers), &body) {
-        Ok(review) => Json(webhooks.validate(review).await).into_response(),
+        Ok(review) => json(&webhooks.validate(review).await),
         Err(e) => bad_request(e),
+    }
+}
+
+/// The answer as JSON, as axum's `Json` writes it (not used: its feature turns on serde_json's
+/// `raw_value`, see `Cargo.toml`).
+fn json(answer: &impl serde::Serialize) -> Response {
+    match serde_json::to_vec(answer) {
+        Ok(body) => ([(header::CONTENT_TYPE, "application/json")], body).into_response(),
+        Err(e) => (
+            StatusCode::INTERNAL_SERVER_ERROR,
+            [(header::CONTENT_TYPE, "text/plain; charset=utf-8")],
+            format!("encoding the AdmissionReview: {e}"),
+        )
+            .into_response(),
     }
 }
 

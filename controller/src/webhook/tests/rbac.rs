@@ -5,10 +5,12 @@ use std::collections::BTreeMap;
 use std::sync::{Arc, Mutex};
 
 use axum::Router;
+use axum::body::Bytes;
 use axum::extract::State;
 use axum::http::StatusCode;
+use axum::http::header::CONTENT_TYPE;
+use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
-use axum::{Json, response::IntoResponse};
 use k8s_openapi::api::authentication::v1::UserInfo;
 use kube::api::GroupVersionKind;
 use serde_json::{Value, json};
@@ -25,6 +27,17 @@ struct Fake {
     broken: bool,
 }
 
+/// A JSON answer. axum's own `Json` needs its `json` feature, which turns on serde_json's
+/// `raw_value` for the whole build, and with it a map whose first key is
+/// `$serde_json::private::RawValue` stops parsing as a map (see `api::tests`).
+struct Json<T>(T);
+
+impl IntoResponse for Json<Value> {
+    fn into_response(self) -> Response {
+        ([(CONTENT_TYPE, "application/json")], self.0.to_string()).into_response()
+    }
+}
+
 fn resource(name: &str, kind: &str) -> Value {
     json!({"name": name, "singularName": "", "namespaced": true, "kind": kind, "verbs": ["create"]})
 }
@@ -37,7 +50,8 @@ fn resource_list(group_version: &str, resources: Vec<Value>) -> Json<Value> {
 }
 
 /// Pods are allowed, everything else denied.
-async fn review(State(fake): State<Fake>, Json(review): Json<Value>) -> impl IntoResponse {
+async fn review(State(fake): State<Fake>, body: Bytes) -> impl IntoResponse {
+    let review: Value = serde_json::from_slice(&body).unwrap_or_default();
     if fake.broken {
         return (StatusCode::INTERNAL_SERVER_ERROR, Json(json!({}))).into_response();
     }
