@@ -2,6 +2,7 @@
 //! etcd SIGKILLed at seeded moments while the load runs, each started again after a seeded
 //! pause; the leader of two replicas killed or frozen past its lease; then the verdict.
 
+pub mod canary;
 pub mod schedule;
 pub mod verdict;
 
@@ -152,14 +153,14 @@ pub async fn unleash(
                 restart_controller(controller, controller_client, pid, down).await
             }
             Target::Kueue => restart_kueue(kueue, down).await,
-            Target::ApiServer => cluster
-                .restart_part(ControlPlanePart::ApiServer, down)
-                .await
-                .map_err(anyhow::Error::from),
-            Target::Etcd => cluster
-                .restart_part(ControlPlanePart::Etcd, down)
-                .await
-                .map_err(anyhow::Error::from),
+            Target::ApiServer => {
+                let part = ControlPlanePart::ApiServer;
+                restart_control_plane(cluster, controller_client, part, down, i + 1).await
+            }
+            Target::Etcd => {
+                let part = ControlPlanePart::Etcd;
+                restart_control_plane(cluster, controller_client, part, down, i + 1).await
+            }
             Target::Leader | Target::PausedLeader => match standby.as_mut() {
                 Some(standby) => {
                     let pause = kill.target == Target::PausedLeader;
@@ -306,6 +307,24 @@ fn revive(
     }
     *looked = at;
 }
+
+/// SIGKILLs `part`, waits `down`, starts it again; returns how long from the kill until the
+/// cluster runs pods again (a canary pod runs), which is when the outage ends for workloads.
+async fn restart_control_plane(
+    cluster: &mut LocalCluster,
+    client: &kube::Client,
+    part: ControlPlanePart,
+    down: Duration,
+    fault: usize,
+) -> anyhow::Result<Duration> {
+    let answered = cluster.restart_part(part, down).await?;
+    let name = format!("awconf-chaos-canary-{fault}");
+    let running = canary::runs_pods_again(client, &name, CANARY_WITHIN).await?;
+    Ok(answered + running)
+}
+
+/// How long a canary may take to run after a restart before the restart counts as failed.
+const CANARY_WITHIN: Duration = Duration::from_secs(120);
 
 /// SIGKILL, `down` of nothing, start; returns how long from the kill to running again.
 async fn restart_controller(
