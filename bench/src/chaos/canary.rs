@@ -29,7 +29,11 @@ pub fn manifest(name: &str) -> serde_json::Value {
 
 /// Whether `pod` runs: scheduled, and started by its node.
 pub fn runs(pod: &Pod) -> bool {
-    let scheduled = pod.spec.as_ref().and_then(|s| s.node_name.as_ref()).is_some();
+    let scheduled = pod
+        .spec
+        .as_ref()
+        .and_then(|s| s.node_name.as_ref())
+        .is_some();
     let phase = pod.status.as_ref().and_then(|s| s.phase.as_deref());
     scheduled && phase == Some("Running")
 }
@@ -59,7 +63,9 @@ pub async fn runs_pods_again(
             match pods.get_opt(name).await {
                 Ok(Some(found)) if runs(&found) => {
                     let took = started.elapsed();
-                    let _ = pods.delete(name, &DeleteParams::default().grace_period(0)).await;
+                    let _ = pods
+                        .delete(name, &DeleteParams::default().grace_period(0))
+                        .await;
                     return Ok(took);
                 }
                 Ok(Some(found)) => {
@@ -75,7 +81,9 @@ pub async fn runs_pods_again(
         }
         tokio::time::sleep(POLL).await;
     }
-    let _ = pods.delete(name, &DeleteParams::default().grace_period(0)).await;
+    let _ = pods
+        .delete(name, &DeleteParams::default().grace_period(0))
+        .await;
     anyhow::bail!(
         "the canary pod {NAMESPACE}/{name} did not run within {}s (last: {last})",
         within.as_secs()
@@ -110,7 +118,11 @@ mod tests {
         let value = manifest("awconf-canary-3");
         assert_eq!(value["metadata"]["namespace"], NAMESPACE);
         assert_eq!(value["spec"]["tolerations"][0]["operator"], "Exists");
-        assert!(value["metadata"]["labels"].get("kueue.x-k8s.io/queue-name").is_none());
+        assert!(
+            value["metadata"]["labels"]
+                .get("kueue.x-k8s.io/queue-name")
+                .is_none()
+        );
         let _: Pod = serde_json::from_value(value).unwrap();
     }
 }
