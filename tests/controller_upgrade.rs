@@ -5,29 +5,11 @@
 //! reference holds its fixed webhook port. A run without `--controller-upgrade-from` skips them
 //! with the reason.
 
+mod common;
+
+use common::awconf;
 use std::ffi::OsStr;
 use std::path::PathBuf;
-use std::process::Command;
-
-/// Runs the built `awconf` with `args`, free of the caller's controller choices; returns its
-/// exit code and its output, printed too.
-fn awconf<I, S>(args: I) -> (Option<i32>, String)
-where
-    I: IntoIterator<Item = S>,
-    S: AsRef<OsStr>,
-{
-    let out = Command::new(env!("CARGO_BIN_EXE_awconf"))
-        .args(args)
-        .env_remove("AWCONF_CONTROLLER")
-        .env_remove("AWCONF_CONTROLLER_BIN")
-        .env_remove("AWCONF_CONTROLLER_UPGRADE_FROM")
-        .output()
-        .expect("awconf runs");
-    let text =
-        String::from_utf8_lossy(&out.stdout).to_string() + &String::from_utf8_lossy(&out.stderr);
-    println!("{text}");
-    (out.status.code(), text)
-}
 
 /// Our controller's binary beside `awconf` (`cargo test --workspace` builds both).
 fn our_binary() -> PathBuf {

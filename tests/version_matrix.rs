@@ -7,27 +7,10 @@
 //! Then the upgrade from the oldest pinned Kueue to the newest, stepping through each pinned
 //! release between. The full suite runs on the default pair in `tests/conformance.rs`.
 
-use std::ffi::OsStr;
-use std::process::Command;
+mod common;
 
-/// Runs the built `awconf` with `args`, free of the caller's controller and Kueue choices;
-/// returns its exit code and its output, printed too.
-fn awconf<I, S>(args: I) -> (Option<i32>, String)
-where
-    I: IntoIterator<Item = S>,
-    S: AsRef<OsStr>,
-{
-    let out = Command::new(env!("CARGO_BIN_EXE_awconf"))
-        .args(args)
-        .env_remove("AWCONF_CONTROLLER")
-        .env_remove("AWCONF_KUEUE_VERSION")
-        .output()
-        .expect("awconf runs");
-    let text =
-        String::from_utf8_lossy(&out.stdout).to_string() + &String::from_utf8_lossy(&out.stderr);
-    println!("{text}");
-    (out.status.code(), text)
-}
+use common::awconf;
+use std::ffi::OsStr;
 
 #[test]
 fn the_kueue_feature_passes_on_every_pinned_pair() {

@@ -79,19 +79,21 @@ pub(super) async fn note_before_upgrade(w: &mut AwWorld) -> anyhow::Result<()> {
     for name in w.submitted.clone() {
         crate::steps::timing_windows::remember_moments(w, &name).await?;
         let pods = kube_util::pods_of(&w.client, &w.ns, &name).await?;
-        let pods = pods
-            .iter()
-            .map(|p| {
-                let meta = &p.metadata;
-                (
-                    meta.name.clone().unwrap_or_default(),
-                    meta.uid.clone().unwrap_or_default(),
-                )
-            })
-            .collect();
-        w.pods_before_upgrade.insert(name, pods);
+        w.pods_before_upgrade.insert(name, names_and_uids(&pods));
     }
     Ok(())
+}
+
+fn names_and_uids(pods: &[k8s_openapi::api::core::v1::Pod]) -> Vec<(String, String)> {
+    pods.iter()
+        .map(|p| {
+            let meta = &p.metadata;
+            (
+                meta.name.clone().unwrap_or_default(),
+                meta.uid.clone().unwrap_or_default(),
+            )
+        })
+        .collect()
 }
 
 /// The same pods (names and uids) as just before the upgrade, none of them being deleted and
@@ -107,16 +109,7 @@ async fn same_pods(w: &mut AwWorld, subject: Subject) -> anyhow::Result<()> {
         .with_context(|| format!("{name} was not submitted before the upgrade"))?;
     anyhow::ensure!(!before.is_empty(), "{name} had no pods before the upgrade");
     let pods = kube_util::pods_of(&w.client, &w.ns, &name).await?;
-    let mut now: Vec<(String, String)> = pods
-        .iter()
-        .map(|p| {
-            let meta = &p.metadata;
-            (
-                meta.name.clone().unwrap_or_default(),
-                meta.uid.clone().unwrap_or_default(),
-            )
-        })
-        .collect();
+    let mut now = names_and_uids(&pods);
     let mut before = before.clone();
     before.sort();
     now.sort();
