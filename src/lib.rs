@@ -35,7 +35,7 @@ pub fn main() -> std::process::ExitCode {
     let outcome = runtime.block_on(async {
         let outcome = cli.run().await;
         // The process ends next: the shared cluster a run used goes with it, directory and all.
-        clusters::local::release_shared();
+        clusters::providers::local::release_shared();
         outcome
     });
     match outcome {

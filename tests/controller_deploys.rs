@@ -150,7 +150,7 @@ async fn our_controller_deploys_from_its_manifests_and_from_the_reference_s() {
     .await
     .expect("a local cluster with a real node (needs root and the node's packages)");
     let client = cluster.client().await.unwrap();
-    let loader = clusters::local::image_loader_for(cluster.kubeconfig())
+    let loader = clusters::providers::local::image_loader_for(cluster.kubeconfig())
         .expect("the real node's containerd");
     let work = tempfile::tempdir().unwrap();
     let target = Target {

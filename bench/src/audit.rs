@@ -1,5 +1,5 @@
 //! API requests by client, counted from the API server's audit log (one JSON line per
-//! request, see `clusters::local::audit`). Pure over the log's lines.
+//! request, see `clusters::providers::local::audit`). Pure over the log's lines.
 
 use std::collections::BTreeMap;
 

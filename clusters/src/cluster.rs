@@ -11,7 +11,7 @@ pub enum ClusterError {
     #[error(transparent)]
     Pki(#[from] crate::pki::PkiError),
     #[error(transparent)]
-    Health(#[from] crate::local::HealthError),
+    Health(#[from] crate::health::HealthError),
     #[error("kubeconfig {path}: {message}")]
     Kubeconfig { path: String, message: String },
     #[error("Kubernetes API: {0}")]

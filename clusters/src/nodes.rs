@@ -9,7 +9,7 @@ use kube::api::{Api, ListParams, Patch, PatchParams, PostParams};
 use serde_json::json;
 
 use crate::cluster::ClusterError;
-use crate::local::commands::KWOK_NODE_ANNOTATION;
+use crate::providers::local::commands::KWOK_NODE_ANNOTATION;
 
 pub const NODE_PREFIX: &str = "kwok-node-";
 pub const GPU: &str = "nvidia.com/gpu";

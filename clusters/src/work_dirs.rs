@@ -40,7 +40,7 @@ pub fn write_private(path: &Path, text: &str) -> Result<(), ClusterError> {
 /// through a mount would delete what the mount shows. Best effort: a container may have left
 /// files there that only root can remove.
 pub fn remove_work_dir(dir: &Path) {
-    let mounts = crate::local::node::cleanup::mounts_under(dir);
+    let mounts = crate::mounts::mounts_under(dir);
     if !mounts.is_empty() {
         tracing::warn!(
             "keeping {}: still mounted under it: {mounts:?}",

@@ -29,7 +29,7 @@ fn admitted(job: &Job) -> bool {
 
 #[tokio::test]
 async fn an_in_place_upgrade_keeps_admitted_workloads_and_admits_new_ones() {
-    let cluster = clusters::local::shared().unwrap();
+    let cluster = clusters::providers::local::shared().unwrap();
     let from = kueue::KueueSource::release(FROM).unwrap();
     let mut kueue = Kueue::start(kueue::host(cluster), &from).await.unwrap();
     let ns = "kueue-upgrade";

@@ -5,7 +5,7 @@ mod support;
 
 use std::time::{Duration, Instant};
 
-use clusters::local::{self, LocalCluster};
+use clusters::providers::local::{self, LocalCluster};
 use k8s_openapi::api::batch::v1::Job;
 use k8s_openapi::api::core::v1::Pod;
 use kube::api::{Api, DeleteParams, ListParams, PostParams, PropagationPolicy};
@@ -303,7 +303,7 @@ async fn nothing_the_cluster_writes_is_open_to_other_users() {
 /// are all there, and a client made before the restarts carries on.
 #[tokio::test]
 async fn etcd_and_the_api_server_restart_in_place_and_keep_every_object() {
-    use clusters::local::{ControlPlanePart, LocalOptions};
+    use clusters::providers::local::{ControlPlanePart, LocalOptions};
     use k8s_openapi::api::core::v1::ConfigMap;
     let mut cluster = LocalCluster::up(LocalOptions {
         nodes: 0,

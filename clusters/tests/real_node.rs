@@ -2,7 +2,7 @@
 //! in containerd and end as their processes do; pods reach the API server through the
 //! `kubernetes` Service; and nothing of the node is left on the machine afterwards.
 //!
-//! Needs root and the host packages of `clusters::local::node::prerequisites::INSTALL`; without
+//! Needs root and the host packages of `clusters::providers::local::node::prerequisites::INSTALL`; without
 //! them the cluster does not come up and the test fails with that command.
 
 mod support;
@@ -11,9 +11,9 @@ use std::path::{Path, PathBuf};
 use std::time::Instant;
 
 use clusters::images::{self, Loader};
-use clusters::local::node::config::NodePaths;
-use clusters::local::node::{NODE_NAME, REAL_NODE_TAINT, cleanup};
-use clusters::local::{LocalCluster, LocalOptions};
+use clusters::providers::local::node::config::NodePaths;
+use clusters::providers::local::node::{NODE_NAME, REAL_NODE_TAINT, cleanup};
+use clusters::providers::local::{LocalCluster, LocalOptions};
 use clusters::{Cluster, process};
 use k8s_openapi::api::core::v1::{Node, Pod, ServiceAccount};
 use kube::api::{Api, LogParams, PostParams};
@@ -99,7 +99,10 @@ fn assert_nothing_left(work_dir: &Path, pids: &[(String, u32)], containers: &[St
         );
     }
     let node_dir = work_dir.join("node");
-    assert_eq!(cleanup::mounts_under(&node_dir), Vec::<PathBuf>::new());
+    assert_eq!(
+        clusters::mounts::mounts_under(&node_dir),
+        Vec::<PathBuf>::new()
+    );
     assert!(
         cleanup::shim_pids(&NodePaths::new(work_dir)).is_empty(),
         "containerd shims are still running"

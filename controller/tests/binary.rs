@@ -35,7 +35,7 @@ fn leader_config(lease_namespace: &str, lease: &str) -> String {
 }
 
 async fn setup(ns: &str) -> kube::Client {
-    let cluster = clusters::local::shared().unwrap();
+    let cluster = clusters::providers::local::shared().unwrap();
     let client = cluster.client().await.unwrap();
     install_appwrapper_crd(&client).await.unwrap();
     namespace(&client, ns).await;
@@ -210,7 +210,7 @@ async fn the_binary_is_not_ready_until_its_webhook_certificate_appears() {
     // A replica that never leads, so it never reconciles anything of another test.
     held_lease(&client, ns, "held-elsewhere").await;
 
-    let cluster = clusters::local::shared().unwrap();
+    let cluster = clusters::providers::local::shared().unwrap();
     let cert_dir = cluster.work_dir().join("binary-certs");
     std::fs::create_dir_all(&cert_dir).unwrap();
     let webhook_port = clusters::ports::free_ports(1).unwrap()[0];
@@ -435,7 +435,7 @@ async fn the_binary_keeps_its_certificate_in_its_secret_and_its_ca_in_its_webhoo
         api.create(&PostParams::default(), &config).await.unwrap();
     }
 
-    let cluster = clusters::local::shared().unwrap();
+    let cluster = clusters::providers::local::shared().unwrap();
     let cert_dir = cluster.work_dir().join(ns);
     let _ = std::fs::remove_dir_all(&cert_dir);
     std::fs::create_dir_all(&cert_dir).unwrap();

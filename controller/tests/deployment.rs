@@ -18,7 +18,11 @@ use ops_support::*;
 use serde_json::{Value, json};
 
 async fn client(ns: &str) -> kube::Client {
-    let client = clusters::local::shared().unwrap().client().await.unwrap();
+    let client = clusters::providers::local::shared()
+        .unwrap()
+        .client()
+        .await
+        .unwrap();
     namespace(&client, ns).await;
     client
 }

@@ -41,7 +41,7 @@ impl Drop for Flagged {
                 return;
             };
             runtime.block_on(async {
-                if let Ok(client) = clusters::local::shared().unwrap().client().await {
+                if let Ok(client) = clusters::providers::local::shared().unwrap().client().await {
                     set_health(&client, &node, None).await;
                 }
             });
@@ -129,7 +129,7 @@ fn not_in(expressions: &serde_json::Value) -> BTreeSet<(String, Vec<String>)> {
 #[tokio::test]
 async fn a_noexecute_health_label_on_the_node_resets_the_appwrapper_without_counting_a_retry() {
     controller();
-    let cluster = clusters::local::shared().unwrap();
+    let cluster = clusters::providers::local::shared().unwrap();
     let client = cluster.client().await.unwrap();
     let ns = "autopilot";
     namespace(&client, ns).await;

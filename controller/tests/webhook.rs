@@ -29,7 +29,7 @@ const DEFAULT_QUEUE: &str = "system-default-queue";
 fn webhooks() {
     static STARTED: OnceLock<Result<(), String>> = OnceLock::new();
     let started = STARTED.get_or_init(|| {
-        let cluster = clusters::local::shared()?;
+        let cluster = clusters::providers::local::shared()?;
         clusters::testing::keep_running(move || start(cluster))
     });
     started.as_ref().expect("the webhook server started");
@@ -97,7 +97,11 @@ async fn wait_until_registered(client: &kube::Client) -> anyhow::Result<()> {
 
 async fn admin(ns: &str) -> kube::Client {
     webhooks();
-    let client = clusters::local::shared().unwrap().client().await.unwrap();
+    let client = clusters::providers::local::shared()
+        .unwrap()
+        .client()
+        .await
+        .unwrap();
     namespace(&client, ns).await;
     client
 }
@@ -262,7 +266,7 @@ async fn limited_user(ns: &str, admin: &kube::Client) -> kube::Client {
         .patch("pods-only", &apply, &Patch::Apply(&binding))
         .await
         .unwrap();
-    let cluster = clusters::local::shared().unwrap();
+    let cluster = clusters::providers::local::shared().unwrap();
     let kubeconfig = Kubeconfig::read_from(cluster.kubeconfig()).unwrap();
     let mut config =
         kube::Config::from_custom_kubeconfig(kubeconfig, &KubeConfigOptions::default())

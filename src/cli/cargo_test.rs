@@ -77,7 +77,7 @@ impl TestBinary {
         conformance_steps::logging::init(&options.report_dir);
         let outcome = run_plan(options, plan).await;
         // The process ends next: its shared cluster's directory goes with it.
-        clusters::local::release_shared();
+        clusters::providers::local::release_shared();
         match outcome {
             Ok(summary) => {
                 println!();

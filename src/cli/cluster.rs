@@ -5,7 +5,7 @@ use std::process::ExitCode;
 
 use clap::{Args, Subcommand};
 use clusters::kueue::{Kueue, KueueHost};
-use clusters::local::{self, LocalCluster, LocalOptions};
+use clusters::providers::local::{self, LocalCluster, LocalOptions};
 use clusters::{Cluster, images, toolchain};
 
 #[derive(Subcommand)]

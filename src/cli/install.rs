@@ -63,7 +63,7 @@ impl ImageArgs {
         self.loader
             .load_images
             .clone()
-            .or_else(|| clusters::local::image_loader_for(kubeconfig))
+            .or_else(|| clusters::providers::local::image_loader_for(kubeconfig))
             .ok_or_else(|| {
                 anyhow::anyhow!(
                     "cannot tell how images reach this cluster's nodes: pass --load-images containerd:SOCKET, kind:CLUSTER, k3d:CLUSTER or k3s-dir:DIRECTORY"

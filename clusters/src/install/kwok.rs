@@ -9,8 +9,8 @@ use serde_json::Value;
 use super::manifests::{container_mut, find_mut, kustomize, parse, set_arg, use_loaded_image};
 use super::{InstallError, Target, apply, ready};
 use crate::images;
-use crate::local::commands::kwok_config;
 use crate::nodes::{self, NodeShape};
+use crate::providers::local::commands::kwok_config;
 use crate::toolchain::{self, Component, KWOK};
 
 pub const NAMESPACE: &str = "kube-system";

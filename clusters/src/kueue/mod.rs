@@ -158,7 +158,7 @@ impl Kueue {
         let process = self.process.insert(process);
         let ready = format!("http://127.0.0.1:{}/readyz", self.health_port);
         let http = reqwest::Client::new();
-        crate::local::wait_ready(process, &http, &ready, Duration::from_secs(120)).await?;
+        crate::health::wait_ready(process, &http, &ready, Duration::from_secs(120)).await?;
         self.source = source;
 
         let manifests = built.config.join("components/webhook/manifests.yaml");

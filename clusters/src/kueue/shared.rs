@@ -5,7 +5,7 @@ use std::sync::OnceLock;
 use tokio::sync::Mutex;
 
 use super::{Kueue, KueueHost, KueueSource};
-use crate::local::{self, LocalCluster};
+use crate::providers::local::{self, LocalCluster};
 use crate::toolchain::KUEUE_DEFAULT;
 
 /// The Kueue version tests run against: `$AWCONF_KUEUE_VERSION`, else the pinned default.

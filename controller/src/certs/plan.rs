@@ -176,5 +176,4 @@ fn encode(bytes: &[u8]) -> String {
 }
 
 #[cfg(test)]
-#[path = "plan_tests.rs"]
 mod tests;

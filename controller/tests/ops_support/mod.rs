@@ -12,7 +12,7 @@ pub fn controller() {
     use clusters::Cluster as _;
     static STARTED: std::sync::OnceLock<Result<(), String>> = std::sync::OnceLock::new();
     let started = STARTED.get_or_init(|| {
-        let cluster = clusters::local::shared()?;
+        let cluster = clusters::providers::local::shared()?;
         clusters::testing::keep_running(move || async move {
             let client = cluster.client().await?;
             install_appwrapper_crd(&client).await?;

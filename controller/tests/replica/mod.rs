@@ -38,7 +38,7 @@ impl Replica {
         extra: &[&str],
         env: &[(&str, &str)],
     ) -> Replica {
-        let cluster = clusters::local::shared().unwrap();
+        let cluster = clusters::providers::local::shared().unwrap();
         let dir = cluster.work_dir().join("replicas");
         std::fs::create_dir_all(&dir).unwrap();
         let ports = clusters::ports::free_ports(2).unwrap();

@@ -4,7 +4,7 @@ use std::process::ExitCode;
 use std::time::{Duration, Instant};
 
 use clap::Args;
-use clusters::local::{LocalCluster, LocalOptions};
+use clusters::providers::local::{LocalCluster, LocalOptions};
 
 #[derive(Args)]
 pub struct StartupArgs {

@@ -178,7 +178,7 @@ async fn reach(choice: &ClusterChoice) -> anyhow::Result<Reached> {
                 loader: images.clone().or_else(|| {
                     source
                         .as_deref()
-                        .and_then(clusters::local::image_loader_for)
+                        .and_then(clusters::providers::local::image_loader_for)
                 }),
                 install: install.clone(),
                 keep: Box::new(cluster),
@@ -186,7 +186,7 @@ async fn reach(choice: &ClusterChoice) -> anyhow::Result<Reached> {
         }
         ClusterChoice::Created(Provider::Kind) => {
             println!("awconf: creating a kind cluster");
-            let cluster = clusters::kind::up(KindOptions::default()).await?;
+            let cluster = clusters::providers::kind::up(KindOptions::default()).await?;
             Reached {
                 kubeconfig: cluster.kubeconfig().to_path_buf(),
                 loader: Some(cluster.loader()),
@@ -196,7 +196,7 @@ async fn reach(choice: &ClusterChoice) -> anyhow::Result<Reached> {
         }
         ClusterChoice::Created(Provider::K3d) => {
             println!("awconf: creating a k3d cluster");
-            let cluster = clusters::k3d::up(K3dOptions::default()).await?;
+            let cluster = clusters::providers::k3d::up(K3dOptions::default()).await?;
             Reached {
                 kubeconfig: cluster.kubeconfig().to_path_buf(),
                 loader: Some(cluster.loader()),
@@ -206,7 +206,7 @@ async fn reach(choice: &ClusterChoice) -> anyhow::Result<Reached> {
         }
         ClusterChoice::Created(Provider::K3s) => {
             println!("awconf: starting a k3s container");
-            let cluster = clusters::k3s::up(K3sOptions::default()).await?;
+            let cluster = clusters::providers::k3s::up(K3sOptions::default()).await?;
             Reached {
                 kubeconfig: cluster.kubeconfig().to_path_buf(),
                 loader: Some(cluster.loader()),

@@ -141,10 +141,10 @@ fn what_the_secret_needs(#[case] data: SecretData, #[case] want: Want) {
 /// in `appwrapper-system`; valid from 2026-11-23 for ten years (CA) and one year (serving).
 fn rotator_secret() -> SecretData {
     SecretData {
-        ca_crt: include_bytes!("testdata/ca.crt").to_vec(),
-        ca_key: include_bytes!("testdata/ca.key").to_vec(),
-        tls_crt: include_bytes!("testdata/tls.crt").to_vec(),
-        tls_key: include_bytes!("testdata/tls.key").to_vec(),
+        ca_crt: include_bytes!("../testdata/ca.crt").to_vec(),
+        ca_key: include_bytes!("../testdata/ca.key").to_vec(),
+        tls_crt: include_bytes!("../testdata/tls.crt").to_vec(),
+        tls_key: include_bytes!("../testdata/tls.key").to_vec(),
     }
 }
 

@@ -8,11 +8,10 @@ use std::time::{Duration, Instant};
 use k8s_openapi::api::core::v1::Node;
 use kube::api::{Api, ListParams};
 
-use crate::cli_cluster::{CliCluster, Tool};
+use super::cli::{CliCluster, ProviderCli, Tool};
 use crate::cluster::{Cluster, ClusterError, client_from_kubeconfig};
 use crate::images::load::Loader;
 use crate::kubeconfig::set_server;
-use crate::provider_cli::ProviderCli;
 use crate::system_node::system_node_label;
 use crate::toolchain;
 use crate::work_dirs;
@@ -335,7 +334,7 @@ mod tests {
     #[tokio::test]
     async fn a_container_that_writes_no_kubeconfig_is_removed_with_its_files() {
         let bin = tempfile::tempdir().unwrap();
-        let fake = crate::provider_cli::fake::FakeCli::new(bin.path(), "0123abcd", 0);
+        let fake = crate::providers::cli::tool::fake::FakeCli::new(bin.path(), "0123abcd", 0);
         let opts = K3sOptions {
             startup_timeout: Duration::from_millis(300),
             ..K3sOptions::default()

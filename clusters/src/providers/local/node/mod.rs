@@ -249,11 +249,11 @@ impl RealNode {
     }
 
     async fn wait_last(&mut self, url: &str, secs: u64) -> Result<(), ClusterError> {
-        let http = super::health::insecure_http()?;
+        let http = crate::health::insecure_http()?;
         let Some(process) = self.processes.last_mut() else {
             return Err(ClusterError::Other("no node process to wait for".into()));
         };
-        super::health::wait_ready(process, &http, url, Duration::from_secs(secs)).await?;
+        crate::health::wait_ready(process, &http, url, Duration::from_secs(secs)).await?;
         Ok(())
     }
 
@@ -469,7 +469,7 @@ pub fn clean_stale(work_dir: &Path, cache: &Path) {
 pub fn needs_cleanup(work_dir: &Path) -> bool {
     let paths = NodePaths::new(work_dir);
     paths.dir.is_dir()
-        && (!cleanup::mounts_under(&paths.dir).is_empty()
+        && (!crate::mounts::mounts_under(&paths.dir).is_empty()
             || !cleanup::shim_pids(&paths).is_empty()
             || cleanup::container_ids(&paths)
                 .iter()

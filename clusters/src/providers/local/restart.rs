@@ -5,8 +5,9 @@
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
-use super::{LocalCluster, health};
+use super::LocalCluster;
 use crate::cluster::ClusterError;
+use crate::health;
 use crate::process::Process;
 use crate::work_dirs::io;
 

@@ -189,8 +189,8 @@ pub fn kwok(w: &Path, ports: &Ports) -> Vec<String> {
 pub fn kwok_config() -> String {
     format!(
         "{}\n---\n{}",
-        include_str!("../../stages/node-stages.yaml"),
-        include_str!("../../stages/pod-stages.yaml")
+        include_str!("../../../stages/node-stages.yaml"),
+        include_str!("../../../stages/pod-stages.yaml")
     )
 }
 

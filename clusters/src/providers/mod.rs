@@ -1,4 +1,12 @@
-//! The kinds of cluster the harness can run on, as `--cluster` names them.
+//! The kinds of cluster the harness can run on, one module each (`local` is the embedded
+//! control plane; `cli` holds what kind, k3d and k3s share), and `--cluster`'s names for them.
+
+pub mod cli;
+pub mod existing;
+pub mod k3d;
+pub mod k3s;
+pub mod kind;
+pub mod local;
 
 use std::fmt;
 use std::str::FromStr;

@@ -4,9 +4,9 @@
 
 use std::path::{Path, PathBuf};
 
+use super::tool::ProviderCli;
 use crate::cluster::{Cluster, ClusterError};
 use crate::images::load::Loader;
-use crate::provider_cli::ProviderCli;
 use crate::work_dirs;
 
 pub struct CliCluster {

@@ -3,7 +3,6 @@
 
 pub mod audit;
 pub mod commands;
-pub mod health;
 pub mod node;
 mod restart;
 pub use restart::ControlPlanePart;
@@ -17,12 +16,12 @@ use commands::{Ports, Reach};
 use node::{NodeSetup, RealNode};
 
 use crate::cluster::{Capabilities, Cluster, ClusterError};
+use crate::health;
 use crate::nodes::{self, NodeShape};
 use crate::pki::{self, Ca};
 use crate::process::{Process, log_tail, resident_bytes};
 use crate::toolchain::{self, Component};
 
-pub use health::{HealthError, wait_ready};
 pub use shared::{release as release_shared, shared, shared_at};
 
 pub use crate::work_dirs::remove_work_dir;

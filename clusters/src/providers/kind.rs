@@ -4,10 +4,9 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use crate::cli_cluster::{CliCluster, Tool};
+use super::cli::{CliCluster, ProviderCli, Tool};
 use crate::cluster::{Cluster, ClusterError};
 use crate::images::load::Loader;
-use crate::provider_cli::ProviderCli;
 use crate::system_node::SYSTEM_NODE_LABEL;
 use crate::work_dirs;
 
@@ -181,7 +180,7 @@ async fn create(cli: ProviderCli, opts: KindOptions) -> Result<KindCluster, Clus
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::provider_cli::fake::FakeCli;
+    use crate::providers::cli::tool::fake::FakeCli;
 
     fn parse(text: &str) -> serde_json::Value {
         serde_saphyr::from_str(text).unwrap()
@@ -357,8 +356,8 @@ mod tests {
 
     #[test]
     fn the_workflows_install_the_same_kind_and_node_image() {
-        let ours = include_str!("../../ci/providers.yml");
-        let users = include_str!("../../ci/github-actions.yml");
+        let ours = include_str!("../../../ci/providers.yml");
+        let users = include_str!("../../../ci/github-actions.yml");
         for workflow in [ours, users] {
             assert!(workflow.contains(&format!("KIND_VERSION: {KIND_VERSION}\n")));
         }

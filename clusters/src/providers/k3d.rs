@@ -3,10 +3,9 @@
 use std::path::PathBuf;
 use std::time::Duration;
 
-use crate::cli_cluster::{CliCluster, Tool};
+use super::cli::{CliCluster, ProviderCli, Tool};
 use crate::cluster::{Cluster, ClusterError};
 use crate::images::load::Loader;
-use crate::provider_cli::ProviderCli;
 use crate::system_node::system_node_label;
 use crate::toolchain;
 use crate::work_dirs;
@@ -123,7 +122,7 @@ async fn create(cli: ProviderCli, opts: K3dOptions) -> Result<K3dCluster, Cluste
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::provider_cli::fake::FakeCli;
+    use crate::providers::cli::tool::fake::FakeCli;
 
     #[test]
     fn command_lines() {
@@ -262,7 +261,7 @@ mod tests {
     #[test]
     fn a_missing_k3d_says_how_to_install_it() {
         assert!(K3D.missing().contains("go install") && K3D.missing().contains("k3d/v5@v5.8.3"));
-        let workflow = include_str!("../../ci/providers.yml");
+        let workflow = include_str!("../../../ci/providers.yml");
         assert!(
             workflow.contains("K3D_VERSION: v5.8.3"),
             "ci/providers.yml pins another k3d"

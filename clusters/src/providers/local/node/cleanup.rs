@@ -213,53 +213,11 @@ pub fn remove_container_cgroups(ids: &[String]) -> Result<(), String> {
     }
 }
 
-/// Mount points at or under `dir`, deepest first, from this process's mount table.
-pub fn mounts_under(dir: &Path) -> Vec<PathBuf> {
-    let table = std::fs::read_to_string("/proc/self/mountinfo").unwrap_or_default();
-    let mut found: Vec<PathBuf> = parse_mountinfo(&table)
-        .into_iter()
-        .filter(|m| m.starts_with(dir))
-        .collect();
-    found.sort_by_key(|m| std::cmp::Reverse(m.components().count()));
-    found
-}
-
-/// The mount points (fifth field) of /proc/self/mountinfo, octal escapes decoded.
-fn parse_mountinfo(table: &str) -> Vec<PathBuf> {
-    table
-        .lines()
-        .filter_map(|line| line.split(' ').nth(4))
-        .map(|field| PathBuf::from(unescape(field)))
-        .collect()
-}
-
-fn unescape(field: &str) -> String {
-    let bytes = field.as_bytes();
-    let mut out = Vec::with_capacity(bytes.len());
-    let mut i = 0;
-    while i < bytes.len() {
-        let octal = bytes
-            .get(i + 1..i + 4)
-            .and_then(|digits| std::str::from_utf8(digits).ok())
-            .and_then(|digits| u8::from_str_radix(digits, 8).ok());
-        if bytes[i] == b'\\'
-            && let Some(code) = octal
-        {
-            out.push(code);
-            i += 4;
-        } else {
-            out.push(bytes[i]);
-            i += 1;
-        }
-    }
-    String::from_utf8_lossy(&out).to_string()
-}
-
 /// Detaches every mount under `dir`; stacked mounts (the kubelet binds its root onto itself)
 /// take several rounds.
 pub fn unmount_all(dir: &Path) -> Result<(), String> {
     for _ in 0..10 {
-        let mounts = mounts_under(dir);
+        let mounts = crate::mounts::mounts_under(dir);
         if mounts.is_empty() {
             return Ok(());
         }
@@ -273,7 +231,7 @@ pub fn unmount_all(dir: &Path) -> Result<(), String> {
             }
         }
     }
-    let left = mounts_under(dir);
+    let left = crate::mounts::mounts_under(dir);
     if left.is_empty() {
         Ok(())
     } else {
@@ -354,21 +312,6 @@ pub fn remove_bridge() -> Result<(), String> {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn mount_points_are_read_from_the_fifth_field_with_escapes() {
-        let table = "22 1 8:1 / / rw,relatime shared:1 - ext4 /dev/vda rw\n\
-                     40 22 8:1 /w/node/kubelet /w/node/kubelet rw - ext4 /dev/vda rw\n\
-                     41 40 0:50 / /w/node/kubelet/pods/a\\040b rw - tmpfs tmpfs rw\n";
-        assert_eq!(
-            parse_mountinfo(table),
-            vec![
-                PathBuf::from("/"),
-                PathBuf::from("/w/node/kubelet"),
-                PathBuf::from("/w/node/kubelet/pods/a b"),
-            ]
-        );
-    }
 
     #[test]
     fn ctr_talks_to_the_node_socket_in_the_cri_namespace() {
