@@ -1,172 +1,109 @@
-//! The run as JUnit XML: a test suite per feature file, a test case per scenario. Retries are
-//! written as Maven Surefire writes reruns, which CI test reporters read: a flaky scenario is
-//! a passed case with a `<flakyFailure>` per failed attempt, a scenario that failed every
-//! attempt keeps its earlier failures as `<rerunFailure>`. Scenarios not run for the
-//! controller under test are `<skipped>` cases with the reason.
+//! The run as JUnit XML (quick-junit): a test suite per feature file, a test case per
+//! scenario. Retries are written as Maven Surefire writes reruns, which CI test reporters read:
+//! a flaky scenario is a passed case with a `<flakyFailure>` per failed attempt, a scenario
+//! that failed every attempt keeps its earlier failures as `<rerunFailure>`. Scenarios not run
+//! for the controller under test are `<skipped>` cases with the reason.
 
-use std::fmt::Write as _;
+use std::time::Duration;
+
+use quick_junit::{NonSuccessKind, Report, TestCase, TestCaseStatus, TestRerun, TestSuite};
 
 use super::{ScenarioRecord, Skipped, Status};
 
 pub fn render(records: &[ScenarioRecord], skipped: &[Skipped], seconds: f64) -> String {
-    let cases: Vec<Case> = records
+    let mut report = Report::new("awconf");
+    report.set_time(Duration::from_secs_f64(seconds.max(0.0)));
+    let cases = records
         .iter()
-        .map(Case::Ran)
-        .chain(skipped.iter().map(Case::Skipped))
-        .collect();
-    let count = |status| cases.iter().filter(|c| c.status() == status).count();
-    let mut xml = String::from("<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n");
-    let _ = writeln!(
-        xml,
-        "<testsuites name=\"awconf\" tests=\"{}\" failures=\"{}\" skipped=\"{}\" time=\"{seconds:.3}\">",
-        cases.len(),
-        count(Status::Failed),
-        count(Status::Skipped),
-    );
-    for (file, feature, cases) in by_feature(&cases) {
-        let failures = cases
-            .iter()
-            .filter(|c| c.status() == Status::Failed)
-            .count();
-        let skipped = cases
-            .iter()
-            .filter(|c| c.status() == Status::Skipped)
-            .count();
-        let time: f64 = cases.iter().map(|c| c.seconds()).sum();
-        let _ = writeln!(
-            xml,
-            "  <testsuite name=\"{}\" file=\"{}\" tests=\"{}\" failures=\"{failures}\" skipped=\"{skipped}\" time=\"{time:.3}\">",
-            escape(feature),
-            escape(file),
-            cases.len(),
-        );
-        for case in cases {
-            match case {
-                Case::Ran(record) => ran(&mut xml, record),
-                Case::Skipped(s) => {
-                    let _ = writeln!(
-                        xml,
-                        "    <testcase classname=\"{}\" name=\"{}\" time=\"0.000\">\n      <skipped message=\"{}\"/>\n    </testcase>",
-                        escape(&s.feature),
-                        escape(&s.scenario),
-                        escape(&s.reason)
-                    );
-                }
+        .map(|r| (r.text.key.file.as_str(), r.feature.as_str(), ran(r)))
+        .chain(skipped.iter().map(|s| {
+            let mut status = TestCaseStatus::skipped();
+            status.set_message(s.reason.as_str());
+            let mut case = TestCase::new(s.scenario.as_str(), status);
+            case.set_classname(s.feature.as_str())
+                .set_time(Duration::ZERO);
+            (s.text.key.file.as_str(), s.feature.as_str(), case)
+        }));
+    let mut suites: Vec<TestSuite> = Vec::new();
+    for (file, feature, case) in cases {
+        let at = suites.iter().position(|s| {
+            s.name.as_str() == feature && s.extra.get("file").map(|f| f.as_str()) == Some(file)
+        });
+        let suite = match at {
+            Some(i) => &mut suites[i],
+            None => {
+                let mut suite = TestSuite::new(feature);
+                suite.extra.insert("file".into(), file.into());
+                suites.push(suite);
+                suites.last_mut().expect("just pushed")
             }
-        }
-        xml.push_str("  </testsuite>\n");
+        };
+        let time = suite.time.unwrap_or_default() + case.time.unwrap_or_default();
+        suite.set_time(time);
+        suite.add_test_case(case);
     }
-    xml.push_str("</testsuites>\n");
-    xml
+    report.add_test_suites(suites);
+    report
+        .to_string()
+        .expect("a report of valid strings serializes")
 }
 
-enum Case<'a> {
-    Ran(&'a ScenarioRecord),
-    Skipped(&'a Skipped),
-}
-
-impl Case<'_> {
-    fn status(&self) -> Status {
-        match self {
-            Case::Ran(r) => r.status(),
-            Case::Skipped(_) => Status::Skipped,
-        }
-    }
-
-    fn seconds(&self) -> f64 {
-        match self {
-            Case::Ran(r) => r.seconds + r.earlier.iter().map(|a| a.seconds).sum::<f64>(),
-            Case::Skipped(_) => 0.0,
-        }
-    }
-
-    fn file_and_feature(&self) -> (&str, &str) {
-        match self {
-            Case::Ran(r) => (&r.text.key.file, &r.feature),
-            Case::Skipped(s) => (&s.text.key.file, &s.feature),
-        }
-    }
-}
-
-fn ran(xml: &mut String, record: &ScenarioRecord) {
+fn ran(record: &ScenarioRecord) -> TestCase {
     let attempts = record.earlier.len() + 1;
-    let _ = writeln!(
-        xml,
-        "    <testcase classname=\"{}\" name=\"{}\" time=\"{:.3}\">",
-        escape(&record.feature),
-        escape(&record.scenario),
-        Case::Ran(record).seconds()
-    );
-    let (earlier, note) = match record.status() {
+    let earlier = record.earlier.iter().map(|a| failure(&a.failure));
+    let (status, note) = match record.status() {
         Status::Failed => {
-            failure(
-                xml,
-                "failure",
-                record.failure.as_deref().unwrap_or("failed"),
-            );
-            (
-                "rerunFailure",
-                (attempts > 1).then(|| format!("failed all {attempts} attempts")),
-            )
+            let text = record.failure.as_deref().unwrap_or("failed");
+            let mut status = TestCaseStatus::non_success(NonSuccessKind::Failure);
+            status
+                .set_message(first_line(text))
+                .set_type("scenario failed")
+                .set_description(text)
+                .add_reruns(earlier);
+            let note = (attempts > 1).then(|| format!("failed all {attempts} attempts"));
+            (status, note)
         }
-        Status::Flaky => (
-            "flakyFailure",
-            Some(format!(
+        Status::Flaky => {
+            let status = TestCaseStatus::Success {
+                flaky_runs: earlier.collect(),
+            };
+            let note = format!(
                 "flaky: failed {} time{} and passed on attempt {attempts}",
                 attempts - 1,
                 if attempts == 2 { "" } else { "s" }
-            )),
-        ),
-        Status::Passed | Status::Skipped => ("", None),
+            );
+            (status, Some(note))
+        }
+        Status::Passed => (TestCaseStatus::success(), None),
+        Status::Skipped => (TestCaseStatus::skipped(), None),
     };
-    for attempt in &record.earlier {
-        failure(xml, earlier, &attempt.failure);
-    }
-    let mut out = format!(
+    let place = format!(
         "{}:{} in namespace {}",
         record.text.key.file, record.text.key.line, record.namespace
     );
-    if let Some(note) = note {
-        out = format!("{note}\n{out}");
-    }
-    let _ = writeln!(xml, "      <system-out>{}</system-out>", escape(&out));
-    xml.push_str("    </testcase>\n");
+    let out = match note {
+        Some(note) => format!("{note}\n{place}"),
+        None => place,
+    };
+    let seconds = record.seconds + record.earlier.iter().map(|a| a.seconds).sum::<f64>();
+    let mut case = TestCase::new(record.scenario.as_str(), status);
+    case.set_classname(record.feature.as_str())
+        .set_time(Duration::from_secs_f64(seconds.max(0.0)))
+        .set_system_out(out);
+    case
 }
 
-fn failure(xml: &mut String, element: &str, text: &str) {
-    let message = text.lines().next().unwrap_or_default();
-    let _ = writeln!(
-        xml,
-        "      <{element} message=\"{}\" type=\"scenario failed\">{}</{element}>",
-        escape(message),
-        escape(text)
-    );
+fn failure(text: &str) -> TestRerun {
+    let mut rerun = TestRerun::new(NonSuccessKind::Failure);
+    rerun
+        .set_message(first_line(text))
+        .set_type("scenario failed")
+        .set_description(text);
+    rerun
 }
 
-/// (file, feature name, cases) in the order the features first appear.
-fn by_feature<'a>(cases: &'a [Case<'a>]) -> Vec<(&'a str, &'a str, Vec<&'a Case<'a>>)> {
-    let mut groups: Vec<(&str, &str, Vec<&Case>)> = Vec::new();
-    for case in cases {
-        let (file, feature) = case.file_and_feature();
-        match groups
-            .iter_mut()
-            .find(|(f, name, _)| *f == file && *name == feature)
-        {
-            Some((_, _, members)) => members.push(case),
-            None => groups.push((file, feature, vec![case])),
-        }
-    }
-    groups
-}
-
-/// Text for XML content and attributes: escaped as for HTML, less the characters XML 1.0
-/// cannot hold (terminal colour escapes in step errors).
-fn escape(text: &str) -> String {
-    let kept: String = text
-        .chars()
-        .filter(|c| *c >= ' ' || matches!(c, '\t' | '\n' | '\r'))
-        .collect();
-    super::html::escape(&kept)
+fn first_line(text: &str) -> &str {
+    text.lines().next().unwrap_or_default()
 }
 
 #[cfg(test)]
@@ -196,6 +133,16 @@ mod tests {
         }
     }
 
+    fn status_of<'a>(report: &'a Report, scenario: &str) -> &'a TestCaseStatus {
+        let case = report
+            .test_suites
+            .iter()
+            .flat_map(|s| &s.test_cases)
+            .find(|c| c.name.as_str() == scenario)
+            .unwrap_or_else(|| panic!("no case {scenario}"));
+        &case.status
+    }
+
     #[test]
     fn each_outcome_is_written_as_ci_reporters_read_it() {
         let records = merge(vec![
@@ -212,37 +159,74 @@ mod tests {
             text: text("features/p.feature", 20),
         }];
         let xml = render(&records, &skipped, 5.0);
-        let table: &[(&str, usize)] = &[
-            (
-                "<testsuites name=\"awconf\" tests=\"4\" failures=\"1\" skipped=\"1\"",
-                1,
-            ),
-            (
-                "<testsuite name=\"F\" file=\"features/p.feature\" tests=\"3\" failures=\"0\" skipped=\"1\"",
-                1,
-            ),
-            (
-                "<testsuite name=\"F\" file=\"mine/m.feature\" tests=\"1\" failures=\"1\" skipped=\"0\"",
-                1,
-            ),
-            ("<testcase ", 4),
-            ("<flakyFailure message=\"boom\"", 1),
-            ("flaky: failed 1 time and passed on attempt 2", 1),
-            ("<failure message=\"boom\"", 1),
-            ("<rerunFailure message=\"boom\"", 1),
-            ("failed all 2 attempts", 1),
-            ("<skipped message=\"@gpu: needs nodes\"/>", 1),
-        ];
-        for (needle, times) in table {
-            assert_eq!(xml.matches(needle).count(), *times, "{needle}\n{xml}");
+        let report = Report::deserialize_from_str(&xml).unwrap();
+        assert_eq!(
+            (report.tests, report.failures, report.skipped),
+            (4, 1, 1),
+            "{xml}"
+        );
+        let suites: Vec<(&str, &str, usize, usize, usize)> = report
+            .test_suites
+            .iter()
+            .map(|s| {
+                (
+                    s.name.as_str(),
+                    s.extra["file"].as_str(),
+                    s.tests,
+                    s.failures,
+                    s.skipped,
+                )
+            })
+            .collect();
+        assert_eq!(
+            suites,
+            [
+                ("F", "features/p.feature", 3, 0, 1),
+                ("F", "mine/m.feature", 1, 1, 0)
+            ]
+        );
+        assert!(
+            matches!(status_of(&report, "s3"), TestCaseStatus::Success { flaky_runs } if flaky_runs.is_empty())
+        );
+        let TestCaseStatus::Success { flaky_runs } = status_of(&report, "s9") else {
+            panic!("s9 passed on its second attempt")
+        };
+        assert_eq!(flaky_runs.len(), 1);
+        assert_eq!(flaky_runs[0].message.as_ref().unwrap().as_str(), "boom");
+        let TestCaseStatus::NonSuccess {
+            message, reruns, ..
+        } = status_of(&report, "s4")
+        else {
+            panic!("s4 failed both attempts")
+        };
+        assert_eq!(message.as_ref().unwrap().as_str(), "boom");
+        assert_eq!(
+            (reruns.kind, reruns.runs.len()),
+            (quick_junit::FlakyOrRerun::Rerun, 1)
+        );
+        assert!(
+            matches!(status_of(&report, "gpu"), TestCaseStatus::Skipped { message: Some(m), .. } if m.as_str() == "@gpu: needs nodes")
+        );
+        for needle in [
+            "<flakyFailure",
+            "<rerunFailure",
+            "flaky: failed 1 time and passed on attempt 2",
+            "failed all 2 attempts",
+        ] {
+            assert_eq!(xml.matches(needle).count(), 1, "{needle}\n{xml}");
         }
     }
 
     #[test]
-    fn text_is_escaped_and_control_characters_dropped() {
-        assert_eq!(
-            escape("a <b> & \"c\"\u{1b}[31m\n"),
-            "a &lt;b&gt; &amp; &quot;c&quot;[31m\n"
-        );
+    fn text_is_escaped_and_terminal_colours_dropped() {
+        let mut failed = attempt("features/p.feature", 3, false);
+        failed.failure = Some("a <b> & \"c\" \u{1b}[31mred\u{1b}[0m".into());
+        let xml = render(&[failed], &[], 1.0);
+        assert!(xml.contains("a &lt;b&gt; &amp; &quot;c&quot; red"), "{xml}");
+        let report = Report::deserialize_from_str(&xml).unwrap();
+        let TestCaseStatus::NonSuccess { description, .. } = status_of(&report, "s3") else {
+            panic!("s3 failed")
+        };
+        assert_eq!(description.as_ref().unwrap().as_str(), "a <b> & \"c\" red");
     }
 }
