@@ -143,7 +143,7 @@ impl Image {
             self.env.clone()
         };
         let config = serde_json::json!({
-            "architecture": "amd64",
+            "architecture": go_arch(std::env::consts::ARCH),
             "os": "linux",
             "created": "1970-01-01T00:00:00Z",
             "config": {
@@ -162,6 +162,19 @@ impl Image {
 }
 
 /// `a/b/c` -> `a`, `a/b`.
+/// The OCI architecture (Go's `GOARCH`) of binaries built for `rust_arch`: the image carries
+/// this machine's binaries, and a runtime refuses an image whose architecture is not the node's.
+fn go_arch(rust_arch: &str) -> &str {
+    match rust_arch {
+        "x86_64" => "amd64",
+        "aarch64" => "arm64",
+        "x86" => "386",
+        "powerpc64" if cfg!(target_endian = "little") => "ppc64le",
+        "loongarch64" => "loong64",
+        other => other,
+    }
+}
+
 fn parents(path: &str) -> Vec<String> {
     let parts: Vec<_> = path.split('/').filter(|p| !p.is_empty()).collect();
     (1..parts.len()).map(|n| parts[..n].join("/")).collect()
@@ -305,6 +318,18 @@ mod tests {
             ..Default::default()
         };
         assert!(image.write_archive(&dir.path().join("x.tar")).is_err());
+    }
+
+    #[test]
+    fn the_image_is_for_the_architecture_its_binaries_were_built_for() {
+        for (rust, go) in [
+            ("x86_64", "amd64"),
+            ("aarch64", "arm64"),
+            ("s390x", "s390x"),
+            ("riscv64", "riscv64"),
+        ] {
+            assert_eq!(go_arch(rust), go);
+        }
     }
 
     #[test]
