@@ -102,8 +102,8 @@ pub struct RunArgs {
         value_name = "reference[:VERSION]|PATH"
     )]
     controller_upgrade_from: Option<String>,
-    /// The Kubernetes release of the local cluster's control plane (default: v1.36.3; v1.35.4
-    /// and v1.37.2 are pinned too; another tag is built if the Go module proxy serves it).
+    /// The Kubernetes release of the local cluster's control plane (default: v1.36.3; v1.34.12,
+    /// v1.35.4 and v1.37.2 are pinned too; another tag is built if the Go module proxy serves it).
     #[arg(long, env = "AWCONF_KUBERNETES_VERSION", value_name = "VERSION")]
     kubernetes: Option<String>,
     /// A cucumber tag expression (for example `@kueue and not @serial`).

@@ -5,7 +5,7 @@ pub const KUBERNETES: &str = "v1.36.3";
 /// Kubernetes releases with a committed wrapper module under `clusters/toolchain/`
 /// (`kubernetes` for the default, `kubernetes-<tag>` for the others). Other 1.x tags get a
 /// wrapper generated in the cache, which needs the Go module proxy.
-pub const KUBERNETES_PINNED: &[&str] = &["v1.36.3", "v1.35.4", "v1.37.2"];
+pub const KUBERNETES_PINNED: &[&str] = &["v1.36.3", "v1.34.12", "v1.35.4", "v1.37.2"];
 pub const ETCD: &str = "v3.6.16";
 pub const KWOK: &str = "v0.8.0";
 pub const KUEUE_DEFAULT: &str = "v0.19.2";

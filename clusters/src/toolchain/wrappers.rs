@@ -21,6 +21,7 @@ macro_rules! wrapper {
 
 pub const WRAPPERS: &[Wrapper] = &[
     wrapper!("kubernetes"),
+    wrapper!("kubernetes-v1.34.12"),
     wrapper!("kubernetes-v1.35.4"),
     wrapper!("kubernetes-v1.37.2"),
     wrapper!("etcd"),
