@@ -9,8 +9,8 @@ use anyhow::Context as _;
 use appwrapper_controller::api::APPWRAPPER_LABEL;
 use chrono::{DateTime, Utc};
 use clusters::kueue::objects::{self, ClusterQueueSpec, Quota, TEST_QUEUE};
+use conformance_steps::api;
 use conformance_steps::harness::FLAVOR;
-use conformance_steps::kube_util;
 use conformance_steps::monitor::Monitor;
 use futures::StreamExt as _;
 use k8s_openapi::api::apps::v1::Deployment;
@@ -36,7 +36,7 @@ pub enum Workloads {
 impl Workloads {
     fn resource(self) -> ApiResource {
         match self {
-            Workloads::AppWrappers => kube_util::appwrapper_resource(),
+            Workloads::AppWrappers => api::appwrapper_resource(),
             Workloads::PlainJobs => ApiResource::erase::<Job>(&()),
         }
     }
@@ -375,7 +375,7 @@ impl Run {
                 format!(
                     "pod {}{owner} ({})",
                     p.metadata.name.as_deref().unwrap_or_default(),
-                    kube_util::pod_phase(p)
+                    api::pod_phase(p)
                 )
             })
             .collect();
@@ -466,7 +466,7 @@ async fn watch(
             if gone {
                 t.vanished(&name, at)
             } else {
-                t.observed(&name, workloads.observe(&kube_util::to_value(&object)), at)
+                t.observed(&name, workloads.observe(&api::to_value(&object)), at)
             }
         };
         let planned_deletion = plan

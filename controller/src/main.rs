@@ -8,6 +8,7 @@ use anyhow::Context as _;
 use appwrapper_controller::certs::{NOT_READY, Readiness, Rotator, Settings};
 use appwrapper_controller::config::Config;
 use appwrapper_controller::config::config_map;
+use appwrapper_controller::control_loop::run_selected;
 use appwrapper_controller::endpoints::{
     EndpointOptions, MetricsAuth, ReadyCheck, bind_address, default_metrics_cert_dir,
     serve_endpoints,
@@ -15,7 +16,6 @@ use appwrapper_controller::endpoints::{
 use appwrapper_controller::https::Limits;
 use appwrapper_controller::metrics::Metrics;
 use appwrapper_controller::namespace::operator_namespace;
-use appwrapper_controller::run::run_selected;
 use appwrapper_controller::webhook::{
     DEFAULT_CERT_DIR, ServerOptions, WebhookServer, Webhooks, serve,
 };

@@ -25,7 +25,7 @@ fn controller() {
             let mut config = Config::default();
             config.appwrapper.fault_tolerance.admission_grace_period =
                 GoDuration::from_std(Duration::from_secs(60));
-            appwrapper_controller::run::run(config, cluster.client().await?).await
+            appwrapper_controller::control_loop::run(config, cluster.client().await?).await
         })
     });
     started.as_ref().expect("the embedded controller started");
@@ -225,7 +225,7 @@ async fn a_controller_stopped_as_soon_as_it_starts_stops() {
     let client = cluster.client().await.unwrap();
     for _ in 0..3 {
         // A selector nothing matches keeps it away from the other tests' AppWrappers.
-        let handle = appwrapper_controller::run::run_selected(
+        let handle = appwrapper_controller::control_loop::run_selected(
             Config::default(),
             client.clone(),
             Arc::default(),

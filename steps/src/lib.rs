@@ -6,6 +6,7 @@
 //! `tests/conformance.rs` (under `cargo test`) and by `awconf run`.
 
 pub mod annotations;
+pub mod api;
 pub mod bounds;
 pub mod controller;
 pub mod environment;
@@ -13,7 +14,6 @@ pub mod features;
 pub mod fixtures;
 pub mod harness;
 pub mod hooks;
-pub mod kube_util;
 pub mod latency;
 pub mod logging;
 pub mod matcher;

@@ -273,7 +273,7 @@ impl AwWorld {
     }
 
     pub async fn appwrapper(&self, name: &str) -> anyhow::Result<Option<Value>> {
-        crate::kube_util::get_appwrapper(&self.client, &self.ns, name).await
+        crate::api::get_appwrapper(&self.client, &self.ns, name).await
     }
 
     pub async fn existing(&self, name: &str) -> anyhow::Result<Value> {

@@ -16,7 +16,7 @@ pub fn controller() {
         clusters::testing::keep_running(move || async move {
             let client = cluster.client().await?;
             install_appwrapper_crd(&client).await?;
-            appwrapper_controller::run::run(
+            appwrapper_controller::control_loop::run(
                 appwrapper_controller::config::Config::default(),
                 client,
             )

@@ -19,7 +19,7 @@ pub(super) async fn embedded(
     c: &ControllerUnderTest,
     client: &kube::Client,
 ) -> anyhow::Result<Running> {
-    let handle = appwrapper_controller::run::run_selected(
+    let handle = appwrapper_controller::control_loop::run_selected(
         c.config.clone(),
         client.clone(),
         Arc::new(Metrics::default()),

@@ -10,8 +10,8 @@ use std::time::Duration;
 
 use anyhow::Context as _;
 use appwrapper_controller::config::Config;
+use appwrapper_controller::control_loop::Handle;
 use appwrapper_controller::duration::GoDuration;
-use appwrapper_controller::run::Handle;
 use appwrapper_controller::webhook::WebhookServer;
 use clusters::install::scale::Workload;
 use clusters::process::Process;

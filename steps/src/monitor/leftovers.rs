@@ -13,7 +13,7 @@ use k8s_openapi::api::core::v1::Pod;
 use serde_json::Value;
 
 use super::rules::{ComponentRef, Snapshot};
-use crate::kube_util;
+use crate::api;
 
 /// What a state promised about the workload's resources.
 #[derive(Clone, Debug, PartialEq)]
@@ -90,8 +90,8 @@ impl Leftover {
     }
 
     fn of_pod(pod: &Pod) -> Leftover {
-        let phase = kube_util::pod_phase(pod).to_string();
-        Leftover::of("Pod", &kube_util::to_value(pod), vec![phase])
+        let phase = api::pod_phase(pod).to_string();
+        Leftover::of("Pod", &api::to_value(pod), vec![phase])
     }
 
     /// The same object (a namesake created after this one was deleted is another).
@@ -138,7 +138,7 @@ impl Cluster for kube::Client {
     }
 
     async fn appwrapper(&self, namespace: &str, name: &str) -> anyhow::Result<Option<Value>> {
-        kube_util::get_appwrapper(self, namespace, name).await
+        api::get_appwrapper(self, namespace, name).await
     }
 }
 
@@ -269,7 +269,7 @@ fn still_promised(release: &Release, now: Option<&Value>) -> bool {
         Promise::Released(conditions) => {
             now["metadata"]["uid"] == release.state.uid.as_str()
                 && conditions.iter().all(|c| {
-                    let current = kube_util::condition(now, c);
+                    let current = api::condition(now, c);
                     current.is_none_or(|cur| cur["status"] != "True")
                         && current.and_then(|cur| cur["lastTransitionTime"].as_str())
                             == release.state.transition_time_of(c)
@@ -341,7 +341,7 @@ pub async fn list_leftovers(
 ) -> anyhow::Result<Vec<Leftover>> {
     let state = &release.state;
     let (ns, name) = (&state.namespace, &state.name);
-    let mut left: Vec<Leftover> = kube_util::pods_of(client, ns, name)
+    let mut left: Vec<Leftover> = api::pods_of(client, ns, name)
         .await?
         .iter()
         .map(Leftover::of_pod)
@@ -352,7 +352,7 @@ pub async fn list_leftovers(
             kind,
             name: object,
         } = component;
-        match kube_util::get_object(client, ns, api_version, kind, object).await {
+        match api::get_object(client, ns, api_version, kind, object).await {
             Ok(Some(found)) if belongs(&found, state, deployed) => {
                 let found = Leftover::of(kind, &found, Vec::new());
                 // A wrapped Pod is also a labelled one.

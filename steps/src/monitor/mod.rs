@@ -26,7 +26,7 @@ use kube::api::{Api, DynamicObject};
 use kube::runtime::{WatchStreamExt as _, watcher};
 use tokio::task::JoinHandle;
 
-use crate::kube_util;
+use crate::api;
 use history::{AppWrapperHistory, History};
 use leftovers::Release;
 use rules::Snapshot;
@@ -331,7 +331,7 @@ fn coverage(transitions: &[Transition]) -> Vec<EdgeCoverage> {
 }
 
 async fn watch(client: kube::Client, state: Arc<Mutex<State>>) {
-    let api: Api<DynamicObject> = Api::all_with(client.clone(), &kube_util::appwrapper_resource());
+    let api: Api<DynamicObject> = Api::all_with(client.clone(), &api::appwrapper_resource());
     let mut events = watcher(api, watcher::Config::default())
         .default_backoff()
         .boxed();
@@ -375,7 +375,7 @@ async fn watch(client: kube::Client, state: Arc<Mutex<State>>) {
 
 /// The state of an AppWrapper, or `None` (and a violation) when its status is unreadable.
 fn snapshot(state: &Mutex<State>, object: &DynamicObject) -> Option<Snapshot> {
-    let value = kube_util::to_value(object);
+    let value = api::to_value(object);
     match Snapshot::from_object(&value) {
         Ok(s) => Some(s),
         Err(e) => {

@@ -12,7 +12,7 @@ pub const WEBHOOK_CERT_DIR: &str = "{webhook-cert-dir}";
 /// The controller under test.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub enum ControllerMode {
-    /// Our controller, in this process (`appwrapper_controller::run::run`).
+    /// Our controller, in this process (`appwrapper_controller::control_loop::run`).
     #[default]
     Embedded,
     /// Our binary as a child process, so that it can be SIGKILLed. `None` looks for

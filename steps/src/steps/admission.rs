@@ -13,7 +13,7 @@ use serde_json::{Value, json};
 
 use super::secs;
 use super::subject::Subject;
-use crate::kube_util;
+use crate::api;
 use crate::wait::{self, Check};
 use crate::world::{Attempt, AwWorld};
 
@@ -39,7 +39,7 @@ async fn try_create(
         .with_context(|| format!("AppWrapper {name} was not defined (or was already submitted)"))?;
     aw["metadata"]["namespace"] = json!(w.ns);
     let object: DynamicObject = serde_json::from_value(aw)?;
-    let api = kube_util::appwrappers(&client, &w.ns);
+    let api = api::appwrappers(&client, &w.ns);
     let params = PostParams::default();
     let result = webhook_retry::write(&w.ns, || api.create(&params, &object))
         .await
@@ -220,14 +220,14 @@ async fn try_to_set(
     let name = w.select(&subject)?;
     let segments = parse_path(&path)?;
     let value = crate::yaml::parse(&value)?;
-    let api = kube_util::appwrappers(&w.client, &w.ns);
+    let api = api::appwrappers(&w.client, &w.ns);
     let (api, name_ref, segments, value) = (&api, name.as_str(), &segments, &value);
     let ns = w.ns.as_str();
     let attempt = wait::eventually(
         secs(30),
         &format!("an update of {path}"),
         move || async move {
-            let mut aw = kube_util::to_value(&api.get(name_ref).await?);
+            let mut aw = api::to_value(&api.get(name_ref).await?);
             set_at(&mut aw, segments, value.clone())?;
             let object: DynamicObject = serde_json::from_value(aw)?;
             let params = PostParams::default();

@@ -8,10 +8,10 @@ use serde_json::{Value, json};
 
 use super::subject::Subject;
 use crate::annotations;
+use crate::api;
 use crate::controller::OWN_CONTROLLER_LABEL;
 use crate::fixtures::{self, PodSteer};
 use crate::harness::FLAVOR_TOLERATION_KEY;
-use crate::kube_util;
 use crate::world::{AwWorld, LOCAL_QUEUE, Undo};
 use crate::yaml;
 
@@ -164,7 +164,7 @@ async fn submit(w: &mut AwWorld, subject: &Subject, how: Submission) -> anyhow::
             place_on_fake_nodes(&mut aw);
         }
     }
-    kube_util::create_appwrapper(&w.client, &aw).await?;
+    api::create_appwrapper(&w.client, &aw).await?;
     w.submitted.push(name.clone());
     w.note(format!(
         "submitted AppWrapper {name}{}",
@@ -248,7 +248,7 @@ async fn write_status(w: &mut AwWorld, subject: Subject, step: &Step) -> anyhow:
         .context("this step needs a doc string")?;
     let now = chrono::Utc::now().to_rfc3339_opts(chrono::SecondsFormat::Secs, true);
     let patch = yaml::parse(&yaml::substitute(text, &[("now", &now)]))?;
-    kube_util::appwrappers(&w.client, &w.ns)
+    api::appwrappers(&w.client, &w.ns)
         .patch_status(
             &name,
             &kube::api::PatchParams::default(),
@@ -263,7 +263,7 @@ async fn write_status(w: &mut AwWorld, subject: Subject, step: &Step) -> anyhow:
 #[when(regex = r#"^(its|the AppWrapper(?: "[^"]+")?'s) spec.suspend is set to (true|false)$"#)]
 async fn set_suspend(w: &mut AwWorld, subject: Subject, suspend: bool) -> anyhow::Result<()> {
     let name = w.select(&subject)?;
-    kube_util::patch_appwrapper(
+    api::patch_appwrapper(
         &w.client,
         &w.ns,
         &name,
@@ -283,7 +283,7 @@ async fn set_live_annotation(
 ) -> anyhow::Result<()> {
     let name = w.select(&subject)?;
     let patch = json!({"metadata": {"annotations": {annotations::key(&key)?: value}}});
-    kube_util::patch_appwrapper(&w.client, &w.ns, &name, &patch).await?;
+    api::patch_appwrapper(&w.client, &w.ns, &name, &patch).await?;
     w.note(format!("annotated {name}: {key}={value}"));
     Ok(())
 }
@@ -291,7 +291,7 @@ async fn set_live_annotation(
 #[when(regex = r#"^(it|the AppWrapper(?: "[^"]+")?) is deleted$"#)]
 async fn deleted(w: &mut AwWorld, subject: Subject) -> anyhow::Result<()> {
     let name = w.select(&subject)?;
-    kube_util::appwrappers(&w.client, &w.ns)
+    api::appwrappers(&w.client, &w.ns)
         .delete(&name, &kube::api::DeleteParams::background())
         .await
         .with_context(|| format!("deleting AppWrapper {name}"))?;
@@ -303,11 +303,11 @@ async fn deleted(w: &mut AwWorld, subject: Subject) -> anyhow::Result<()> {
 async fn component_deleted(w: &mut AwWorld, subject: Subject, kind: String) -> anyhow::Result<()> {
     let name = w.select(&subject)?;
     let aw = w.existing(&name).await?;
-    let (api_version, kind, object) = kube_util::components_of(&aw)
+    let (api_version, kind, object) = api::components_of(&aw)
         .into_iter()
         .find(|(_, k, _)| *k == kind)
         .with_context(|| format!("AppWrapper {name} has no deployed {kind}"))?;
-    kube_util::delete_object(&w.client, &w.ns, &api_version, &kind, &object).await?;
+    api::delete_object(&w.client, &w.ns, &api_version, &kind, &object).await?;
     w.note(format!("deleted the wrapped {kind} {object} of {name}"));
     Ok(())
 }

@@ -10,7 +10,7 @@ use serde_json::{Value, json};
 
 use super::subject::Subject;
 use super::{deadline_of, patience, secs};
-use crate::kube_util::phase_of;
+use crate::api::phase_of;
 use crate::matcher;
 use crate::wait::{self, Check, Patience};
 use crate::world::{AwWorld, LOCAL_QUEUE};

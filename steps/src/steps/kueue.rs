@@ -10,8 +10,8 @@ use serde_json::json;
 use super::assertions::{expected_yaml, object_matches};
 use super::subject::Subject;
 use super::{patience, secs};
+use crate::api;
 use crate::harness::FLAVOR_TOLERATION_KEY;
-use crate::kube_util;
 use crate::wait::{self, Check};
 use crate::world::AwWorld;
 
@@ -79,7 +79,7 @@ async fn workload_name(w: &AwWorld, aw: &str) -> anyhow::Result<String> {
         secs(30),
         &format!("the Kueue Workload of {aw}"),
         move || async move {
-            Ok(match kube_util::workload_of(client, ns, aw).await? {
+            Ok(match api::workload_of(client, ns, aw).await? {
                 Some(w) => Check::Done(w),
                 None => Check::NotYet("no Workload owned by the AppWrapper".into()),
             })
@@ -137,7 +137,7 @@ async fn workload_matches(
         &format!("the Workload of {name}"),
         &expected,
         patience(&seconds)?,
-        move || kube_util::workload_of(client, ns, aw),
+        move || api::workload_of(client, ns, aw),
     )
     .await?;
     Ok(())
@@ -150,9 +150,9 @@ async fn workload_matches(
 )]
 async fn only_workload(w: &mut AwWorld, subject: Subject) -> anyhow::Result<()> {
     let name = w.select(&subject)?;
-    let workloads = kube_util::workloads_in(&w.client, &w.ns).await?;
+    let workloads = api::workloads_in(&w.client, &w.ns).await?;
     if let [only] = workloads.as_slice()
-        && kube_util::owned_by_appwrapper(only, &name)
+        && api::owned_by_appwrapper(only, &name)
     {
         return Ok(());
     }
@@ -196,7 +196,7 @@ async fn admitted(w: &mut AwWorld, count: i64, seconds: String) -> anyhow::Resul
         patience(&seconds)?,
         &format!("{count} admitted workload(s) in ClusterQueue {cq}"),
         move || async move {
-            let queue = kube_util::to_value(&api.get(cq).await?);
+            let queue = api::to_value(&api.get(cq).await?);
             let status = &queue["status"];
             let admitted = status["admittedWorkloads"].as_i64().unwrap_or(0);
             let reserving = status["reservingWorkloads"].as_i64().unwrap_or(0);
@@ -214,7 +214,7 @@ async fn admitted(w: &mut AwWorld, count: i64, seconds: String) -> anyhow::Resul
 /// owned by anything else (an AppWrapper that is gone, a wrapped object).
 #[then(regex = r"^each AppWrapper has exactly one workload and no other workload exists$")]
 async fn one_workload_each(w: &mut AwWorld) -> anyhow::Result<()> {
-    let appwrappers = kube_util::appwrappers(&w.client, &w.ns)
+    let appwrappers = api::appwrappers(&w.client, &w.ns)
         .list(&kube::api::ListParams::default())
         .await
         .context("listing AppWrappers")?;
@@ -223,22 +223,19 @@ async fn one_workload_each(w: &mut AwWorld) -> anyhow::Result<()> {
         .iter()
         .filter_map(|a| a.metadata.name.clone())
         .collect();
-    let workloads = kube_util::workloads_in(&w.client, &w.ns).await?;
+    let workloads = api::workloads_in(&w.client, &w.ns).await?;
     let mut problems = Vec::new();
     for name in &names {
         let count = workloads
             .iter()
-            .filter(|wl| kube_util::owned_by_appwrapper(wl, name))
+            .filter(|wl| api::owned_by_appwrapper(wl, name))
             .count();
         if count != 1 {
             problems.push(format!("AppWrapper {name} has {count} Workloads"));
         }
     }
     for workload in &workloads {
-        if !names
-            .iter()
-            .any(|n| kube_util::owned_by_appwrapper(workload, n))
-        {
+        if !names.iter().any(|n| api::owned_by_appwrapper(workload, n)) {
             problems.push(format!(
                 "Workload {} is owned by no AppWrapper here but by [{}]",
                 workload.metadata.name.as_deref().unwrap_or_default(),
@@ -270,7 +267,7 @@ async fn reserves(w: &mut AwWorld, cpus: f64, seconds: String) -> anyhow::Result
         patience(&seconds)?,
         &format!("{cpus} CPU reserved and used in ClusterQueue {cq}"),
         move || async move {
-            let queue = kube_util::to_value(&api.get(cq).await?);
+            let queue = api::to_value(&api.get(cq).await?);
             let status = &queue["status"];
             let reserved = cpu_total(&status["flavorsReservation"]);
             let used = cpu_total(&status["flavorsUsage"]);

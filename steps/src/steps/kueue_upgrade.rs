@@ -8,8 +8,8 @@ use anyhow::Context as _;
 use cucumber::{given, then, when};
 
 use super::subject::Subject;
+use crate::api;
 use crate::harness::PendingUpgrade;
-use crate::kube_util;
 use crate::world::AwWorld;
 
 fn pending(w: &AwWorld) -> anyhow::Result<&PendingUpgrade> {
@@ -78,7 +78,7 @@ async fn upgraded(w: &mut AwWorld) -> anyhow::Result<()> {
 pub(super) async fn note_before_upgrade(w: &mut AwWorld) -> anyhow::Result<()> {
     for name in w.submitted.clone() {
         crate::steps::timing_windows::remember_moments(w, &name).await?;
-        let pods = kube_util::pods_of(&w.client, &w.ns, &name).await?;
+        let pods = api::pods_of(&w.client, &w.ns, &name).await?;
         w.pods_before_upgrade.insert(name, names_and_uids(&pods));
     }
     Ok(())
@@ -108,7 +108,7 @@ async fn same_pods(w: &mut AwWorld, subject: Subject) -> anyhow::Result<()> {
         .get(&name)
         .with_context(|| format!("{name} was not submitted before the upgrade"))?;
     anyhow::ensure!(!before.is_empty(), "{name} had no pods before the upgrade");
-    let pods = kube_util::pods_of(&w.client, &w.ns, &name).await?;
+    let pods = api::pods_of(&w.client, &w.ns, &name).await?;
     let mut now = names_and_uids(&pods);
     let mut before = before.clone();
     before.sort();

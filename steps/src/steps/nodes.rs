@@ -11,7 +11,7 @@ use serde_json::json;
 use super::patience;
 use super::pods::{describe, running_pods};
 use super::subject::Subject;
-use crate::kube_util::{self, pod_phase};
+use crate::api::{self, pod_phase};
 use crate::wait::{self, Check};
 use crate::world::{AwWorld, Undo};
 
@@ -153,7 +153,7 @@ async fn another_node(w: &mut AwWorld, subject: Subject, seconds: String) -> any
         patience(&seconds)?,
         &format!("the pods of {name} to run on a node other than {avoid}"),
         move || async move {
-            let pods = kube_util::pods_of(client, ns, aw).await?;
+            let pods = api::pods_of(client, ns, aw).await?;
             let live: Vec<_> = pods
                 .iter()
                 .filter(|p| p.metadata.deletion_timestamp.is_none())

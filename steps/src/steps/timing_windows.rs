@@ -28,7 +28,7 @@ use serde_json::Value;
 use super::assertions::{expected_yaml, state_view};
 use super::pods::describe;
 use super::subject::Subject;
-use crate::kube_util::{self, phase_of};
+use crate::api::{self, phase_of};
 use crate::matcher;
 use crate::wait::{Check, POLL};
 use crate::world::AwWorld;
@@ -417,7 +417,7 @@ async fn pods_gone_between(
     let (client, ns, aw) = (&w.client, w.ns.as_str(), name.as_str());
     let mut watched: Option<Vec<String>> = None;
     let seen = arrives(w, &name, "no pod left", since, window, async || {
-        let pods = kube_util::pods_of(client, ns, aw).await?;
+        let pods = api::pods_of(client, ns, aw).await?;
         let uids = watched.get_or_insert_with(|| pods.iter().filter_map(uid).collect());
         let left: Vec<Pod> = pods
             .into_iter()
