@@ -60,14 +60,14 @@ pub fn ensure(component: &Component, cache: &Path) -> Result<BuildReport, BuildE
     })
 }
 
-/// An exclusive `flock` on `<cache>/locks/<name>-<version>.lock`, released when dropped.
+/// An exclusive lock on `<cache>/locks/<name>-<version>.lock` (`flock` on Linux), released when
+/// dropped.
 struct BuildLock {
     _file: std::fs::File,
 }
 
 impl BuildLock {
     fn acquire(component: &Component, cache: &Path) -> Result<Self, BuildError> {
-        use std::os::fd::AsRawFd;
         let io = |e| BuildError::Io(format!("{component}: build lock"), e);
         let dir = cache.join("locks");
         std::fs::create_dir_all(&dir).map_err(io)?;
@@ -75,10 +75,8 @@ impl BuildLock {
             dir.join(format!("{}-{}.lock", component.name, component.version)),
         )
         .map_err(io)?;
-        // SAFETY: flock on a file descriptor we own; blocks until the other holder is done.
-        if unsafe { libc::flock(file.as_raw_fd(), libc::LOCK_EX) } != 0 {
-            return Err(io(std::io::Error::last_os_error()));
-        }
+        // Blocks until another run building the same component is done.
+        file.lock().map_err(io)?;
         Ok(Self { _file: file })
     }
 }
@@ -400,6 +398,28 @@ fn last_lines(path: &Path, n: usize) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_second_build_of_one_component_waits_for_the_first() {
+        let cache = tempfile::tempdir().unwrap();
+        let first = BuildLock::acquire(&Component::etcd(), cache.path()).unwrap();
+        let (tx, rx) = std::sync::mpsc::channel();
+        let path = cache.path().to_path_buf();
+        let second = std::thread::spawn(move || {
+            let lock = BuildLock::acquire(&Component::etcd(), &path).unwrap();
+            tx.send(()).unwrap();
+            drop(lock);
+        });
+        let other = BuildLock::acquire(&Component::kwok(), cache.path()).unwrap();
+        assert!(
+            rx.recv_timeout(std::time::Duration::from_millis(300))
+                .is_err()
+        );
+        drop(first);
+        rx.recv_timeout(std::time::Duration::from_secs(10)).unwrap();
+        second.join().unwrap();
+        drop(other);
+    }
 
     #[test]
     fn memory_decides_how_many_builds_run_at_once() {
