@@ -3,7 +3,7 @@
 
 use std::net::Ipv4Addr;
 
-/// The first IPv4 address of an interface that is up and not loopback.
+/// The first IPv4 address of an interface that is up, not loopback and not link-local.
 pub fn address() -> std::io::Result<Ipv4Addr> {
     interface_addresses()?
         .into_iter()
@@ -19,32 +19,16 @@ fn usable(ip: Ipv4Addr) -> bool {
     !ip.is_loopback() && !ip.is_link_local() && !ip.is_unspecified() && !ip.is_multicast()
 }
 
+/// The IPv4 addresses of the interfaces that are operationally up (carrier and all).
 fn interface_addresses() -> std::io::Result<Vec<Ipv4Addr>> {
-    let mut head: *mut libc::ifaddrs = std::ptr::null_mut();
-    // SAFETY: getifaddrs fills `head` with a list that we free below with freeifaddrs.
-    if unsafe { libc::getifaddrs(&mut head) } != 0 {
-        return Err(std::io::Error::last_os_error());
-    }
-    let mut found = Vec::new();
-    let mut cursor = head;
-    while !cursor.is_null() {
-        // SAFETY: `cursor` is a node of the list getifaddrs returned and is not freed yet.
-        let entry = unsafe { &*cursor };
-        let up = entry.ifa_flags & (libc::IFF_UP as u32) != 0;
-        if up && !entry.ifa_addr.is_null() {
-            // SAFETY: ifa_addr points at a sockaddr whose family says how to read it.
-            let family = unsafe { (*entry.ifa_addr).sa_family };
-            if i32::from(family) == libc::AF_INET {
-                // SAFETY: an AF_INET address is a sockaddr_in.
-                let sin = unsafe { &*(entry.ifa_addr as *const libc::sockaddr_in) };
-                found.push(Ipv4Addr::from(u32::from_be(sin.sin_addr.s_addr)));
-            }
-        }
-        cursor = entry.ifa_next;
-    }
-    // SAFETY: `head` came from getifaddrs and is freed once.
-    unsafe { libc::freeifaddrs(head) };
-    Ok(found)
+    Ok(if_addrs::get_if_addrs()?
+        .into_iter()
+        .filter(|interface| interface.is_oper_up())
+        .filter_map(|interface| match interface.ip() {
+            std::net::IpAddr::V4(ip) => Some(ip),
+            std::net::IpAddr::V6(_) => None,
+        })
+        .collect())
 }
 
 #[cfg(test)]
