@@ -297,7 +297,13 @@ async fn metrics_answer_only_a_token_the_api_server_authenticates_and_rbac_allow
     held_lease(&client, ns, "held-elsewhere").await;
     let reader = metrics_token(&client, ns, "reader", true).await;
     let stranger = metrics_token(&client, ns, "stranger", false).await;
-    let replica = Replica::start("replica-metrics", &leader_config(ns, "held-elsewhere"), &[]);
+    // At debug, so that a token logged anywhere below info is found too.
+    let replica = Replica::start_with_env(
+        "replica-metrics",
+        &leader_config(ns, "held-elsewhere"),
+        &[],
+        &[("RUST_LOG", "debug")],
+    );
 
     let (status, body) = eventually(30, "the metrics endpoint", || async {
         replica.scrape(Some(&reader)).await
@@ -325,6 +331,7 @@ async fn metrics_answer_only_a_token_the_api_server_authenticates_and_rbac_allow
         plain.map_or(true, |r| !r.status().is_success()),
         "metrics are not served over plain HTTP"
     );
+    replica.assert_log_keeps(&[&reader, &stranger]);
 }
 
 const SECRET: &str = "appwrapper-webhook-server-cert";
@@ -448,7 +455,7 @@ async fn the_binary_keeps_its_certificate_in_its_secret_and_its_ca_in_its_webhoo
         names[0],
         names[1],
     );
-    let replica = Replica::start(
+    let replica = Replica::start_with_env(
         "replica-managed-certs",
         &config,
         &[
@@ -457,6 +464,7 @@ async fn the_binary_keeps_its_certificate_in_its_secret_and_its_ca_in_its_webhoo
             "--webhook-bind-address",
             &format!("127.0.0.1:{port}"),
         ],
+        &[("RUST_LOG", "debug")],
     );
     let dns = format!("appwrapper-webhook-service.{ns}.svc");
 
@@ -580,5 +588,8 @@ async fn the_binary_keeps_its_certificate_in_its_secret_and_its_ca_in_its_webhoo
     })
     .await;
     assert_eq!(replica.get(replica.health, "/readyz").await.unwrap().0, 200);
+    let keys = [&first.ca_key, &first.tls_key, &renewed.tls_key]
+        .map(|k| String::from_utf8(k.clone()).unwrap());
+    replica.assert_log_keeps(&keys.each_ref().map(String::as_str));
     drop(replica);
 }

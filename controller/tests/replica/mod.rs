@@ -81,6 +81,38 @@ impl Replica {
         std::fs::read_to_string(&self.log).unwrap_or_default()
     }
 
+    /// Fails if the log holds any of `secrets` (tokens, PEM keys: each PEM is checked by every
+    /// line of its body, so that a key logged in pieces or re-wrapped is still found) or the
+    /// header of a PEM private key.
+    pub fn assert_log_keeps(&self, secrets: &[&str]) {
+        let log = self.log();
+        assert!(!log.is_empty(), "{} wrote no log", self.name);
+        assert!(
+            !log.contains("PRIVATE KEY"),
+            "{}'s log holds a private key",
+            self.name
+        );
+        for secret in secrets {
+            let pieces: Vec<&str> = if secret.contains("-----BEGIN") {
+                secret
+                    .lines()
+                    .filter(|l| !l.starts_with("-----") && l.len() >= 16)
+                    .collect()
+            } else {
+                vec![secret]
+            };
+            assert!(!pieces.is_empty(), "nothing to look for in {secret:?}");
+            for piece in pieces {
+                assert!(
+                    !log.contains(piece),
+                    "{}'s log holds a secret ({}...)",
+                    self.name,
+                    &piece[..piece.len().min(8)]
+                );
+            }
+        }
+    }
+
     pub fn log_tail(&self) -> String {
         let text = self.log();
         let lines: Vec<&str> = text.lines().collect();
