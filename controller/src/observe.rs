@@ -18,7 +18,7 @@ use crate::decide::{
     BuildFailure, ComponentObservation, DesiredObject, FoundObject, ObjectState, Observation,
     PodObservation,
 };
-use crate::discovery::ResourceCache;
+use crate::discovery::{ResolveError, ResourceCache};
 use crate::pod_observation::pod_observation;
 use crate::resources::{AutopilotAntiAffinity, BuildOptions, build_component, controller_name};
 
@@ -141,6 +141,8 @@ impl Observer<'_> {
             .await
         {
             Ok(r) => r,
+            // Misses are never cached: this answer comes from a fresh discovery.
+            Err(e @ ResolveError::NoMatch { .. }) => return ObjectState::Unserved(e.to_string()),
             Err(e) => return ObjectState::Error(e.to_string()),
         };
         if let Some(caches) = self.caches {

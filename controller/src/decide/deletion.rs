@@ -38,14 +38,18 @@ impl Decider<'_> {
             }
             let target = target(cs);
             match self.obs.component(index).object {
-                ObjectState::NotFound => {
-                    conditions::set(
-                        &mut self.status.component_status[index].conditions,
-                        RESOURCES_DEPLOYED,
-                        CondStatus::False,
+                ObjectState::NotFound => self.deleted(index),
+                ObjectState::Unserved(why) => {
+                    // Deliberately unlike the reference, which retries such a delete forever
+                    // and so never lets the AppWrapper go.
+                    self.deleted(index);
+                    self.event(
                         COMPONENT_DELETED,
-                        "",
-                        self.now,
+                        TERMINATING,
+                        format!(
+                            "{} {:?} counts as deleted: {why}, so no such object can exist",
+                            target.kind, target.name
+                        ),
                     );
                 }
                 ObjectState::Found(found) if !found.controlled => {
@@ -93,6 +97,17 @@ impl Decider<'_> {
             }
         }
         false
+    }
+
+    fn deleted(&mut self, index: usize) {
+        conditions::set(
+            &mut self.status.component_status[index].conditions,
+            RESOURCES_DEPLOYED,
+            CondStatus::False,
+            COMPONENT_DELETED,
+            "",
+            self.now,
+        );
     }
 
     fn delete(&mut self, index: usize, target: ObjectTarget, forceful: bool) {

@@ -93,7 +93,7 @@ pub fn component_summary(
                 s.failed += found.failed_conditions;
             }
             ObjectState::Found(_) | ObjectState::NotFound => {}
-            ObjectState::Error(e) => return Err(e),
+            ObjectState::Error(e) | ObjectState::Unserved(e) => return Err(e),
             ObjectState::NotObserved => {
                 return Err(format!(
                     "component {i} ({} {} {:?}) was not observed",

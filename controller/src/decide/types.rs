@@ -69,8 +69,11 @@ pub enum ObjectState {
     NotObserved,
     NotFound,
     Found(FoundObject),
-    /// The read failed (including "kind not served").
+    /// The read failed.
     Error(String),
+    /// A fresh discovery found no resource for its kind: no object of it can exist (its CRD is
+    /// absent or was removed).
+    Unserved(String),
 }
 
 #[derive(Clone, Debug, Default, PartialEq, Eq)]

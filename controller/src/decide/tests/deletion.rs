@@ -243,3 +243,40 @@ fn suspending_proceeds_regardless_of_current_suspend() {
     assert_eq!(d.status.phase, Phase::Suspended);
     assert_eq!(d.status.resetting_count, 0);
 }
+
+/// Deliberately unlike the reference: a component whose kind a fresh discovery no longer finds
+/// (its CRD removed) cannot exist, so the deletion finishes and an event says why.
+#[test]
+fn a_component_of_an_unserved_kind_counts_as_deleted() {
+    let why = "no matches for kind \"Widget\" in version \"awconf.dev/v1\"";
+    let d = deleted().object(ObjectState::Unserved(why.into())).decide();
+    assert!(deletes(&d).is_empty(), "no delete of what cannot exist");
+    assert_eq!(d.effects.last(), Some(&Effect::RemoveFinalizer));
+    let events: Vec<&Effect> = d
+        .effects
+        .iter()
+        .filter(|e| matches!(e, Effect::Event { .. }))
+        .collect();
+    assert_eq!(events.len(), 1, "{:?}", d.effects);
+    let Effect::Event {
+        reason, message, ..
+    } = events[0]
+    else {
+        unreachable!()
+    };
+    assert_eq!(reason, "CompononetDeleted");
+    assert!(
+        message.contains(why) && message.contains("counts as deleted"),
+        "{message}"
+    );
+}
+
+/// A read that failed for any other reason is no proof: the component is deleted again.
+#[test]
+fn a_component_that_could_not_be_read_is_deleted_again() {
+    let d = deleted()
+        .object(ObjectState::Error("connection refused".into()))
+        .decide();
+    assert_eq!(deletes(&d), [(0, false)]);
+    assert!(!d.effects.contains(&Effect::RemoveFinalizer));
+}
