@@ -54,6 +54,41 @@ Feature: Beyond the reference operator
     Then it is gone within 30 seconds
     And the Pod "taken" keeps existing for 5 seconds
 
+  @serial @own-controller
+  Scenario: Deleting a workload whose component's kind is no longer served finishes
+    # An object of a kind the API server does not serve cannot exist. The reference retries
+    # the deletion of such a component forever, so its AppWrapper stays Terminating. We take
+    # it as deleted once every discovery for 30 s has missed its kind (an API server that has
+    # just started serves its CRD groups seconds later), and say so in an event.
+    Given a kind "Widget" of the scenario's own, which the controller may manage
+    And an AppWrapper "orphan" with the components:
+      """
+      - template:
+          apiVersion: ${namespace}.awconf.dev/v1
+          kind: Widget
+          metadata:
+            name: orphan
+      - template:
+          apiVersion: v1
+          kind: Pod
+          metadata:
+            name: orphan-pod
+          spec:
+            restartPolicy: Never
+            containers: [{name: main, image: busybox}]
+      """
+    When it is submitted to the LocalQueue
+    Then it reaches phase Running within 60 seconds
+    When the controller is killed
+    And the kind "Widget" stops being served
+    And it is deleted
+    And the controller is started again
+    Then it reaches phase Terminating within 30 seconds
+    And it stays Terminating for 20 seconds
+    And it is gone within 30 seconds
+    And it has an event CompononetDeleted containing "counts as deleted"
+    And no pod of it remains
+
   @gpu
   Scenario: A node that Autopilot marks for eviction is noticed at once
     # The reference notices an EVICT label at its next periodic re-examination of the

@@ -1,8 +1,10 @@
 //! apiVersion/kind → API resource and scope, through discovery. Hits are cached; misses are
-//! always re-discovered, since CRDs may be installed late.
+//! always re-discovered, since CRDs may be installed late, and remembered with the time of the
+//! first one, since an API server that has just started serves its CRD groups a little later.
 
 use std::collections::HashMap;
 use std::sync::Mutex;
+use std::time::{Duration, Instant};
 
 use kube::Client;
 use kube::api::{Api, ApiResource, DynamicObject, GroupVersionKind};
@@ -11,9 +13,14 @@ use kube::discovery::oneshot::pinned_kind;
 
 #[derive(Debug, thiserror::Error)]
 pub enum ResolveError {
-    /// The reference's "no match for kind": the resource type is not served.
+    /// The reference's "no match for kind": the resource type is not served, and has not been
+    /// through every fresh discovery for `unserved_for`.
     #[error("no matches for kind \"{kind}\" in version \"{api_version}\"")]
-    NoMatch { api_version: String, kind: String },
+    NoMatch {
+        api_version: String,
+        kind: String,
+        unserved_for: Duration,
+    },
     #[error("discovering {kind} in {api_version}: {source}")]
     Api {
         api_version: String,
@@ -37,9 +44,13 @@ impl DiscoveredResource {
     }
 }
 
+type Key = (String, String);
+
 #[derive(Default)]
 pub struct ResourceCache {
-    known: Mutex<HashMap<(String, String), DiscoveredResource>>,
+    known: Mutex<HashMap<Key, DiscoveredResource>>,
+    /// When discovery first missed each kind it has missed ever since.
+    missing_since: Mutex<HashMap<Key, Instant>>,
 }
 
 pub fn gvk(api_version: &str, kind: &str) -> GroupVersionKind {
@@ -58,12 +69,13 @@ impl ResourceCache {
         if let Some(found) = self.lookup(&key) {
             return Ok(found);
         }
-        let no_match = || ResolveError::NoMatch {
+        let no_match = |unserved_for| ResolveError::NoMatch {
             api_version: api_version.to_owned(),
             kind: kind.to_owned(),
+            unserved_for,
         };
         if kind.is_empty() || api_version.is_empty() {
-            return Err(no_match());
+            return Err(no_match(Duration::ZERO));
         }
         match pinned_kind(client, &gvk(api_version, kind)).await {
             Ok((resource, capabilities)) => {
@@ -71,17 +83,23 @@ impl ResourceCache {
                     resource,
                     scope: capabilities.scope,
                 };
+                self.answered(&key);
                 if let Ok(mut known) = self.known.lock() {
                     known.insert(key, discovered.clone());
                 }
                 Ok(discovered)
             }
-            Err(e) if is_unserved(&e) => Err(no_match()),
-            Err(source) => Err(ResolveError::Api {
-                api_version: api_version.to_owned(),
-                kind: kind.to_owned(),
-                source,
-            }),
+            Err(e) if is_unserved(&e) => Err(no_match(self.missed(key))),
+            Err(source) => {
+                // A failed discovery (an API server restarting) ends a run of misses: only
+                // misses answered back to back over the whole span count.
+                self.answered(&key);
+                Err(ResolveError::Api {
+                    api_version: api_version.to_owned(),
+                    kind: kind.to_owned(),
+                    source,
+                })
+            }
         }
     }
 
@@ -92,8 +110,24 @@ impl ResourceCache {
         }
     }
 
-    fn lookup(&self, key: &(String, String)) -> Option<DiscoveredResource> {
+    fn lookup(&self, key: &Key) -> Option<DiscoveredResource> {
         self.known.lock().ok()?.get(key).cloned()
+    }
+
+    /// Ends the run of misses of `key`, if any.
+    fn answered(&self, key: &Key) {
+        if let Ok(mut missing) = self.missing_since.lock() {
+            missing.remove(key);
+        }
+    }
+
+    /// Notes a miss; returns how long the kind has been missing.
+    fn missed(&self, key: Key) -> Duration {
+        let now = Instant::now();
+        match self.missing_since.lock() {
+            Ok(mut missing) => now.duration_since(*missing.entry(key).or_insert(now)),
+            Err(_) => Duration::ZERO,
+        }
     }
 }
 
@@ -129,6 +163,23 @@ mod tests {
         #[case] unserved: bool,
     ) {
         assert_eq!(is_unserved(&error), unserved);
+    }
+
+    #[test]
+    fn a_miss_is_timed_from_the_first_of_its_run_and_any_other_answer_ends_the_run() {
+        let cache = ResourceCache::default();
+        let key = || ("awconf.dev/v1".to_string(), "Widget".to_string());
+        assert_eq!(cache.missed(key()), Duration::ZERO);
+        std::thread::sleep(Duration::from_millis(20));
+        assert!(cache.missed(key()) >= Duration::from_millis(20));
+        let other = ("awconf.dev/v1".to_string(), "Gadget".to_string());
+        assert_eq!(cache.missed(other), Duration::ZERO);
+        cache.answered(&key());
+        assert_eq!(
+            cache.missed(key()),
+            Duration::ZERO,
+            "an answer ends the run"
+        );
     }
 
     #[rstest]

@@ -1,12 +1,13 @@
 //! Reads an AppWrapper's pods and wrapped objects into an [`Observation`].
 
 use std::collections::{BTreeMap, BTreeSet};
+use std::sync::Arc;
+use std::time::Duration;
 
 use k8s_openapi::api::core::v1::{Node, Pod};
 use kube::api::{Api, ListParams};
 use kube::runtime::reflector::{ObjectRef, Store};
 use kube::{Client, ResourceExt};
-use std::sync::Arc;
 
 use crate::api::condition::RESOURCES_DEPLOYED;
 use crate::api::{APPWRAPPER_LABEL, AppWrapper, AppWrapperComponentStatus, FINALIZER, Phase};
@@ -21,6 +22,10 @@ use crate::decide::{
 use crate::discovery::{ResolveError, ResourceCache};
 use crate::pod_observation::pod_observation;
 use crate::resources::{AutopilotAntiAffinity, BuildOptions, build_component, controller_name};
+
+/// How long fresh discoveries must all miss a component's kind before no object of it is
+/// believed to exist: an API server that has just started serves its CRD groups seconds later.
+pub const UNSERVED_AFTER: Duration = Duration::from_secs(30);
 
 /// What observe reads the cluster through.
 pub struct Observer<'a> {
@@ -141,8 +146,16 @@ impl Observer<'_> {
             .await
         {
             Ok(r) => r,
-            // Misses are never cached: this answer comes from a fresh discovery.
-            Err(e @ ResolveError::NoMatch { .. }) => return ObjectState::Unserved(e.to_string()),
+            Err(ResolveError::NoMatch {
+                ref api_version,
+                ref kind,
+                unserved_for,
+            }) if unserved_for >= UNSERVED_AFTER => {
+                return ObjectState::Unserved(format!(
+                    "no discovery has served kind {kind:?} in version {api_version:?} for {}s",
+                    unserved_for.as_secs()
+                ));
+            }
             Err(e) => return ObjectState::Error(e.to_string()),
         };
         if let Some(caches) = self.caches {

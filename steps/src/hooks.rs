@@ -444,6 +444,16 @@ async fn delete_namespace(w: &AwWorld) -> anyhow::Result<()> {
             Err(e) => return Err(e.into()),
         }
     }
+    for (resource, name) in &w.own_cluster_objects {
+        match Api::<DynamicObject>::all_with(w.client.clone(), resource)
+            .delete(name, &DeleteParams::background())
+            .await
+        {
+            Ok(_) => {}
+            Err(kube::Error::Api(e)) if e.code == 404 => {}
+            Err(e) => return Err(e.into()),
+        }
+    }
     match Api::<Namespace>::all(w.client.clone())
         .delete(&w.ns, &DeleteParams::background())
         .await

@@ -63,6 +63,8 @@ pub struct AwWorld {
     pub last_node: Option<String>,
     /// Fake nodes made for this scenario alone (deleted with its namespace).
     pub own_nodes: Vec<String>,
+    /// Other cluster-scoped objects made for this scenario alone (deleted with its namespace).
+    pub own_cluster_objects: Vec<(kube::api::ApiResource, String)>,
     /// What the steps did, with the time since the scenario started.
     pub journal: Vec<String>,
     pub started: Instant,
@@ -120,6 +122,7 @@ impl AwWorld {
             queue_spec: ClusterQueueSpec::default(),
             flavors: Vec::new(),
             own_nodes: Vec::new(),
+            own_cluster_objects: Vec::new(),
             drafts: BTreeMap::new(),
             submitted: Vec::new(),
             current: None,

@@ -125,6 +125,18 @@ impl ControllerMode {
         }
     }
 
+    /// The namespace whose service accounts this controller runs as, when it runs in the
+    /// cluster (elsewhere it runs with the run's own credentials).
+    pub fn service_account_namespace(&self) -> Option<&str> {
+        match self {
+            ControllerMode::InCluster { .. } => {
+                Some(clusters::install::controller::manifests::NAMESPACE)
+            }
+            ControllerMode::Installed { namespace } => Some(namespace),
+            _ => None,
+        }
+    }
+
     /// Whether this controller runs in the cluster (the others run on this machine and
     /// need the local cluster).
     pub fn in_cluster(&self) -> bool {

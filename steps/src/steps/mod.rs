@@ -11,7 +11,8 @@
 //! nodes, Kueue's queues ([`kueue`]), the controller's stops and settings
 //! ([`controller_restarts`]), admission ([`admission`]), assertions on state ([`assertions`],
 //! [`objects`]), timing windows ([`timing_windows`]), what the monitor saw ([`monitor`]),
-//! objects no AppWrapper owns ([`unowned_objects`]), upgrades of Kueue ([`kueue_upgrade`]) and
+//! objects no AppWrapper owns ([`unowned_objects`]), kinds a scenario serves and takes away
+//! ([`custom_kinds`]), upgrades of Kueue ([`kueue_upgrade`]) and
 //! of the controller ([`controller_upgrade`]).
 
 pub mod admission;
@@ -19,6 +20,7 @@ pub mod appwrapper;
 pub mod assertions;
 pub mod controller_restarts;
 pub mod controller_upgrade;
+pub mod custom_kinds;
 pub mod kueue;
 pub mod kueue_upgrade;
 pub mod monitor;
