@@ -1,12 +1,16 @@
 //! Installing CustomResourceDefinitions and waiting until they are served.
 
 use std::path::Path;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition;
 use kube::api::{Api, Patch, PatchParams};
 
 use crate::cluster::ClusterError;
+use crate::poll::{self, Look};
+
+/// How long each CRD may take to be Established after it is applied.
+const ESTABLISHED_WITHIN: Duration = Duration::from_secs(60);
 
 /// Every CRD in the YAML files of `dir`.
 pub fn read_dir(dir: &Path) -> Result<Vec<CustomResourceDefinition>, ClusterError> {
@@ -51,25 +55,33 @@ pub async fn install(
         let name = crd.metadata.name.clone().unwrap_or_default();
         api.patch(&name, &params, &Patch::Apply(&crd)).await?;
     }
-    let deadline = Instant::now() + Duration::from_secs(60);
+    let api = &api;
     for crd in crds {
         let name = crd.metadata.name.clone().unwrap_or_default();
-        loop {
-            let current = api.get(&name).await?;
-            let established = current.status.and_then(|s| s.conditions).is_some_and(|cs| {
-                cs.iter()
-                    .any(|c| c.type_ == "Established" && c.status == "True")
-            });
-            if established {
-                break;
-            }
-            if Instant::now() >= deadline {
-                return Err(ClusterError::Other(format!(
-                    "CRD {name} was not Established within 60s"
-                )));
-            }
-            tokio::time::sleep(Duration::from_millis(100)).await;
-        }
+        let name = name.as_str();
+        poll::until(
+            ESTABLISHED_WITHIN,
+            Duration::from_millis(100),
+            move || async move {
+                let current = api.get(name).await?;
+                let established = current.status.and_then(|s| s.conditions).is_some_and(|cs| {
+                    cs.iter()
+                        .any(|c| c.type_ == "Established" && c.status == "True")
+                });
+                Ok(if established {
+                    Look::Ready(())
+                } else {
+                    Look::NotYet(String::new())
+                })
+            },
+            |_| {
+                ClusterError::Other(format!(
+                    "CRD {name} was not Established within {}s",
+                    ESTABLISHED_WITHIN.as_secs()
+                ))
+            },
+        )
+        .await?;
     }
     Ok(())
 }

@@ -1,7 +1,9 @@
 //! Waiting for components to become ready, with deadlines and helpful failures.
 
-use std::time::{Duration, Instant};
+use std::sync::Mutex;
+use std::time::Duration;
 
+use crate::poll::{self, Look};
 use crate::process::Process;
 
 #[derive(Debug, thiserror::Error)]
@@ -14,6 +16,18 @@ pub enum HealthError {
     Client(#[from] reqwest::Error),
 }
 
+fn exited(process: &mut Process) -> Result<(), HealthError> {
+    match process.exited() {
+        Some(status) => Err(HealthError::Exited(format!(
+            "{} exited ({status}) while starting; last lines of {}:\n{}",
+            process.name,
+            process.log.display(),
+            process.log_tail(20)
+        ))),
+        None => Ok(()),
+    }
+}
+
 /// Polls `url` until it answers 200, the process exits, or `timeout` passes.
 pub async fn wait_ready(
     process: &mut Process,
@@ -21,32 +35,33 @@ pub async fn wait_ready(
     url: &str,
     timeout: Duration,
 ) -> Result<(), HealthError> {
-    let deadline = Instant::now() + timeout;
-    loop {
-        if let Some(status) = process.exited() {
-            return Err(HealthError::Exited(format!(
-                "{} exited ({status}) while starting; last lines of {}:\n{}",
-                process.name,
-                process.log.display(),
-                process.log_tail(20)
-            )));
-        }
-        let last = match http.get(url).timeout(Duration::from_secs(2)).send().await {
-            Ok(resp) if resp.status().is_success() => return Ok(()),
-            Ok(resp) => format!("HTTP {}", resp.status()),
-            Err(e) => e.to_string(),
-        };
-        if Instant::now() >= deadline {
-            return Err(HealthError::Timeout(format!(
-                "{} was not ready at {url} after {}s (last answer: {last}); last lines of {}:\n{}",
-                process.name,
+    let (name, log) = (process.name.clone(), process.log.clone());
+    let process = Mutex::new(process);
+    let process = &process;
+    poll::until(
+        timeout,
+        Duration::from_millis(100),
+        move || async move {
+            exited(&mut process.lock().unwrap_or_else(|e| e.into_inner()))?;
+            Ok(match http.get(url).timeout(Duration::from_secs(2)).send().await {
+                Ok(resp) if resp.status().is_success() => Look::Ready(()),
+                Ok(resp) => Look::NotYet(format!("HTTP {}", resp.status())),
+                Err(e) => Look::NotYet(e.to_string()),
+            })
+        },
+        |last| {
+            HealthError::Timeout(format!(
+                "{name} was not ready at {url} after {}s (last answer: {last}); last lines of {}:\n{}",
                 timeout.as_secs(),
-                process.log.display(),
-                process.log_tail(20)
-            )));
-        }
-        tokio::time::sleep(Duration::from_millis(100)).await;
-    }
+                log.display(),
+                process
+                    .lock()
+                    .unwrap_or_else(|e| e.into_inner())
+                    .log_tail(20)
+            ))
+        },
+    )
+    .await
 }
 
 /// A client that trusts `ca_pem` and presents the admin identity.

@@ -14,6 +14,7 @@ pub mod kueue;
 pub mod mounts;
 pub mod nodes;
 pub mod pki;
+pub mod poll;
 pub mod ports;
 pub mod private;
 pub mod process;

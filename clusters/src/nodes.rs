@@ -1,7 +1,7 @@
 //! Fake nodes served by kwok, and the faults a test can inflict on them.
 
 use std::collections::BTreeMap;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use k8s_openapi::api::core::v1::{Node, Taint};
 use k8s_openapi::apimachinery::pkg::api::resource::Quantity;
@@ -9,6 +9,7 @@ use kube::api::{Api, ListParams, Patch, PatchParams, PostParams};
 use serde_json::json;
 
 use crate::cluster::ClusterError;
+use crate::poll::{self, Look};
 use crate::providers::local::commands::KWOK_NODE_ANNOTATION;
 
 pub const NODE_PREFIX: &str = "kwok-node-";
@@ -142,25 +143,31 @@ pub async fn wait_schedulable(
     timeout: Duration,
 ) -> Result<(), ClusterError> {
     let nodes: Api<Node> = Api::all(client.clone());
-    let deadline = Instant::now() + timeout;
-    loop {
-        let list = nodes.list(&ListParams::default()).await?;
-        let ready = list
-            .items
-            .iter()
-            .filter(|n| is_ready(n) && !has_taint(n, "node.kubernetes.io/not-ready"))
-            .count();
-        if ready >= count {
-            return Ok(());
-        }
-        if Instant::now() >= deadline {
-            return Err(ClusterError::Other(format!(
+    let nodes = &nodes;
+    poll::until(
+        timeout,
+        Duration::from_millis(200),
+        move || async move {
+            let list = nodes.list(&ListParams::default()).await?;
+            let ready = list
+                .items
+                .iter()
+                .filter(|n| is_ready(n) && !has_taint(n, "node.kubernetes.io/not-ready"))
+                .count();
+            Ok(if ready >= count {
+                Look::Ready(())
+            } else {
+                Look::NotYet(ready.to_string())
+            })
+        },
+        |ready| {
+            ClusterError::Other(format!(
                 "only {ready} of {count} fake nodes became Ready and untainted within {}s; see the kwok and kube-controller-manager logs",
                 timeout.as_secs()
-            )));
-        }
-        tokio::time::sleep(Duration::from_millis(200)).await;
-    }
+            ))
+        },
+    )
+    .await
 }
 
 pub fn is_ready(node: &Node) -> bool {

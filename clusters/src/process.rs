@@ -11,7 +11,9 @@ use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::sync::mpsc::{Sender, channel};
 use std::sync::{Mutex, OnceLock};
-use std::time::{Duration, Instant};
+use std::time::Duration;
+
+use crate::poll;
 
 type SpawnRequest = (Command, Sender<std::io::Result<Child>>);
 
@@ -111,14 +113,9 @@ impl Process {
             return;
         }
         signal_group(self.pid(), libc::SIGTERM);
-        let deadline = Instant::now() + grace;
-        while Instant::now() < deadline {
-            if self.exited().is_some() {
-                return;
-            }
-            std::thread::sleep(Duration::from_millis(50));
+        if !poll::blocking_until(grace, Duration::from_millis(50), || self.exited().is_some()) {
+            self.kill();
         }
-        self.kill();
     }
 
     /// SIGKILL to the whole process group, as a crash would.
@@ -164,10 +161,7 @@ pub fn stop_pid(pid: u32, grace: Duration) {
         return;
     }
     signal_group(pid, libc::SIGTERM);
-    let deadline = Instant::now() + grace;
-    while is_alive(pid) && Instant::now() < deadline {
-        std::thread::sleep(Duration::from_millis(50));
-    }
+    poll::blocking_until(grace, Duration::from_millis(50), || !is_alive(pid));
     signal_group(pid, libc::SIGKILL);
 }
 

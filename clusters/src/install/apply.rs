@@ -1,7 +1,7 @@
 //! Server-side apply of rendered manifests: namespaces and CRDs first, then the rest, each
 //! through the API its kind is served by.
 
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition;
 use kube::api::{Api, DynamicObject, Patch, PatchParams};
@@ -11,8 +11,12 @@ use serde_json::Value;
 
 use super::InstallError;
 use super::manifests::is_foundation;
+use crate::poll::{self, Look};
 
 pub const FIELD_MANAGER: &str = "awconf";
+
+/// How long a kind whose CRD was just applied may take to be discovered.
+const SERVED_WITHIN: Duration = Duration::from_secs(30);
 
 /// Applies `objects`, namespaces and CRDs first (waiting until the CRDs are served).
 pub async fn apply_all(client: &kube::Client, objects: &[Value]) -> Result<(), InstallError> {
@@ -59,16 +63,23 @@ async fn api_for(
         None => ("", api_version),
     };
     let gvk = GroupVersionKind::gvk(group, version, kind);
-    let deadline = Instant::now() + Duration::from_secs(30);
-    let (resource, capabilities) = loop {
-        match discovery::pinned_kind(client, &gvk).await {
-            Ok(found) => break found,
-            Err(e) if Instant::now() > deadline => {
-                return Err(InstallError::Apply(describe(object), e));
-            }
-            Err(_) => tokio::time::sleep(Duration::from_millis(500)).await,
-        }
-    };
+    let gvk = &gvk;
+    let (resource, capabilities) = poll::until(
+        SERVED_WITHIN,
+        Duration::from_millis(500),
+        move || async move {
+            Ok(match discovery::pinned_kind(client, gvk).await {
+                Ok(found) => Look::Ready(found),
+                Err(e) => Look::NotYet(e.to_string()),
+            })
+        },
+        |why| InstallError::NotReady {
+            what: format!("the kind of {}", describe(object)),
+            seconds: SERVED_WITHIN.as_secs(),
+            why,
+        },
+    )
+    .await?;
     Ok(match capabilities.scope {
         Scope::Cluster => Api::all_with(client.clone(), &resource),
         Scope::Namespaced => {

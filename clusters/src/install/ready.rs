@@ -2,7 +2,7 @@
 //! Service's endpoints ready. A timeout says what its pods are doing.
 
 use std::future::Future;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use k8s_openapi::api::apps::v1::Deployment;
 use k8s_openapi::api::core::v1::{ContainerState, Pod};
@@ -10,6 +10,7 @@ use k8s_openapi::api::discovery::v1::EndpointSlice;
 use kube::api::{Api, ListParams};
 
 use super::InstallError;
+use crate::poll::{self, Look};
 
 /// Polls `check` until it gives `Ok(true)`; on timeout the error names `what` and the last
 /// reason `check` gave for not being ready.
@@ -18,21 +19,25 @@ where
     F: FnMut() -> Fut,
     Fut: Future<Output = Result<Result<(), String>, InstallError>>,
 {
-    let deadline = Instant::now() + timeout;
-    loop {
-        let why = match check().await? {
-            Ok(()) => return Ok(()),
-            Err(why) => why,
-        };
-        if Instant::now() > deadline {
-            return Err(InstallError::NotReady {
-                what: what.to_string(),
-                seconds: timeout.as_secs(),
-                why,
-            });
-        }
-        tokio::time::sleep(Duration::from_millis(500)).await;
-    }
+    poll::until(
+        timeout,
+        Duration::from_millis(500),
+        || {
+            let checked = check();
+            async move {
+                Ok(match checked.await? {
+                    Ok(()) => Look::Ready(()),
+                    Err(why) => Look::NotYet(why),
+                })
+            }
+        },
+        |why| InstallError::NotReady {
+            what: what.to_string(),
+            seconds: timeout.as_secs(),
+            why,
+        },
+    )
+    .await
 }
 
 /// Ready when the Deployment reports an updated, available replica; otherwise why not,

@@ -9,7 +9,7 @@ mod version;
 mod webhooks;
 
 use std::path::{Path, PathBuf};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use k8s_openapi::api::admissionregistration::v1::{
     MutatingWebhookConfiguration, ValidatingWebhookConfiguration,
@@ -24,6 +24,7 @@ pub use version::KueueVersion;
 
 use crate::cluster::{ClusterError, client_from_kubeconfig};
 use crate::pki::Ca;
+use crate::poll::{self, Look};
 use crate::process::Process;
 
 /// Kueue hard-codes where it reads its metrics certificate when internal cert management is off.
@@ -252,29 +253,29 @@ async fn wait_webhook_live(client: &kube::Client, timeout: Duration) -> Result<(
             "spec": { "containers": [{ "name": "c", "image": "busybox" }] } } }] },
     }))
     .map_err(|e| ClusterError::Other(e.to_string()))?;
-    let deadline = Instant::now() + timeout;
-    let mut last = String::new();
-    while Instant::now() < deadline {
-        match api
-            .create(
-                &PostParams {
-                    dry_run: true,
-                    ..Default::default()
-                },
-                &probe,
-            )
-            .await
-        {
-            Ok(created) if created.data["spec"]["suspend"] == true => return Ok(()),
-            Ok(_) => last = "the AppWrapper was not suspended".into(),
-            Err(e) => last = e.to_string(),
-        }
-        tokio::time::sleep(Duration::from_millis(250)).await;
-    }
-    Err(ClusterError::Other(format!(
-        "Kueue's AppWrapper webhook did not answer within {}s: {last}",
-        timeout.as_secs()
-    )))
+    let (api, probe) = (&api, &probe);
+    poll::until(
+        timeout,
+        Duration::from_millis(250),
+        move || async move {
+            let dry_run = PostParams {
+                dry_run: true,
+                ..Default::default()
+            };
+            Ok(match api.create(&dry_run, probe).await {
+                Ok(created) if created.data["spec"]["suspend"] == true => Look::Ready(()),
+                Ok(_) => Look::NotYet("the AppWrapper was not suspended".into()),
+                Err(e) => Look::NotYet(e.to_string()),
+            })
+        },
+        |last| {
+            ClusterError::Other(format!(
+                "Kueue's AppWrapper webhook did not answer within {}s: {last}",
+                timeout.as_secs()
+            ))
+        },
+    )
+    .await
 }
 
 fn io(path: &Path, e: std::io::Error) -> ClusterError {

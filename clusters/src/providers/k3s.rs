@@ -12,6 +12,7 @@ use super::cli::{CliCluster, ProviderCli, Tool};
 use crate::cluster::{Cluster, ClusterError, client_from_kubeconfig};
 use crate::images::load::Loader;
 use crate::kubeconfig::set_server;
+use crate::poll::{self, Look};
 use crate::system_node::system_node_label;
 use crate::toolchain;
 use crate::work_dirs;
@@ -208,39 +209,42 @@ async fn create(cli: ProviderCli, opts: K3sOptions) -> Result<K3sCluster, Cluste
 /// k3s writes its kubeconfig early, but not before the container is created.
 async fn read_k3s_kubeconfig(paths: &K3sPaths, deadline: Instant) -> Result<String, ClusterError> {
     let path = paths.conf_mount().join("k3s.yaml");
-    loop {
-        match std::fs::read_to_string(&path) {
-            Ok(text) if !text.trim().is_empty() => return Ok(text),
-            Ok(_) => {}
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
-            Err(e) => return Err(work_dirs::io(&path, e)),
-        }
-        if Instant::now() >= deadline {
-            return Err(ClusterError::Other(format!(
-                "k3s wrote no kubeconfig at {}",
-                path.display()
-            )));
-        }
-        tokio::time::sleep(Duration::from_millis(200)).await;
-    }
+    let path = path.as_path();
+    poll::until(
+        deadline.saturating_duration_since(Instant::now()),
+        Duration::from_millis(200),
+        move || async move {
+            match std::fs::read_to_string(path) {
+                Ok(text) if !text.trim().is_empty() => Ok(Look::Ready(text)),
+                Ok(_) => Ok(Look::NotYet("empty".into())),
+                Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+                    Ok(Look::NotYet("absent".into()))
+                }
+                Err(e) => Err(work_dirs::io(path, e)),
+            }
+        },
+        |_| ClusterError::Other(format!("k3s wrote no kubeconfig at {}", path.display())),
+    )
+    .await
 }
 
 /// The API server may still refuse connections for a moment after k3s writes its kubeconfig.
 async fn wait_node_ready(client: &kube::Client, deadline: Instant) -> Result<(), ClusterError> {
     let nodes: Api<Node> = Api::all(client.clone());
-    loop {
-        let last = match nodes.list(&ListParams::default()).await {
-            Ok(list) if list.items.iter().any(crate::nodes::is_ready) => return Ok(()),
-            Ok(list) => format!("{} nodes, none Ready", list.items.len()),
-            Err(e) => e.to_string(),
-        };
-        if Instant::now() >= deadline {
-            return Err(ClusterError::Other(format!(
-                "the k3s node is not Ready in time: {last}"
-            )));
-        }
-        tokio::time::sleep(Duration::from_millis(500)).await;
-    }
+    let nodes = &nodes;
+    poll::until(
+        deadline.saturating_duration_since(Instant::now()),
+        Duration::from_millis(500),
+        move || async move {
+            Ok(match nodes.list(&ListParams::default()).await {
+                Ok(list) if list.items.iter().any(crate::nodes::is_ready) => Look::Ready(()),
+                Ok(list) => Look::NotYet(format!("{} nodes, none Ready", list.items.len())),
+                Err(e) => Look::NotYet(e.to_string()),
+            })
+        },
+        |last| ClusterError::Other(format!("the k3s node is not Ready in time: {last}")),
+    )
+    .await
 }
 
 #[cfg(test)]

@@ -57,11 +57,10 @@ pub fn release() {
     for pid in &pids {
         crate::process::signal_group(*pid, libc::SIGKILL);
     }
-    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(5);
-    while pids.iter().any(|pid| crate::process::is_alive(*pid))
-        && std::time::Instant::now() < deadline
-    {
-        std::thread::sleep(std::time::Duration::from_millis(50));
-    }
+    crate::poll::blocking_until(
+        std::time::Duration::from_secs(5),
+        std::time::Duration::from_millis(50),
+        || !pids.iter().any(|pid| crate::process::is_alive(*pid)),
+    );
     super::remove_work_dir(cluster.work_dir());
 }

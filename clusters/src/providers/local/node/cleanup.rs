@@ -6,9 +6,10 @@
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use super::config::{BRIDGE, NODE_PATH, NodePaths};
+use crate::poll;
 
 /// Runs `argv` with a deadline; `Err` holds what to report.
 pub fn run(argv: &[String], timeout: Duration) -> Result<String, String> {
@@ -20,21 +21,17 @@ pub fn run(argv: &[String], timeout: Duration) -> Result<String, String> {
         .stderr(Stdio::piped())
         .spawn()
         .map_err(|e| format!("cannot run {}: {e}", argv[0]))?;
-    let deadline = Instant::now() + timeout;
-    loop {
-        match child.try_wait() {
-            Ok(Some(_)) => break,
-            Ok(None) if Instant::now() < deadline => std::thread::sleep(Duration::from_millis(20)),
-            _ => {
-                let _ = child.kill();
-                let _ = child.wait();
-                return Err(format!(
-                    "`{}` did not finish within {}s",
-                    argv.join(" "),
-                    timeout.as_secs()
-                ));
-            }
-        }
+    let finished = poll::blocking_until(timeout, Duration::from_millis(20), || {
+        !matches!(child.try_wait(), Ok(None))
+    });
+    if !finished || !matches!(child.try_wait(), Ok(Some(_))) {
+        let _ = child.kill();
+        let _ = child.wait();
+        return Err(format!(
+            "`{}` did not finish within {}s",
+            argv.join(" "),
+            timeout.as_secs()
+        ));
     }
     let out = child
         .wait_with_output()
@@ -119,10 +116,9 @@ pub fn kill_pids(pids: &[u32]) {
             libc::kill(*pid as libc::pid_t, libc::SIGKILL);
         }
     }
-    let deadline = Instant::now() + Duration::from_secs(5);
-    while pids.iter().any(|p| crate::process::is_alive(*p)) && Instant::now() < deadline {
-        std::thread::sleep(Duration::from_millis(20));
-    }
+    poll::blocking_until(Duration::from_secs(5), Duration::from_millis(20), || {
+        !pids.iter().any(|p| crate::process::is_alive(*p))
+    });
 }
 
 /// Every container and sandbox the node's containerd knows of, from its root and state

@@ -19,6 +19,7 @@ use self::config::{NodePaths, NodePorts};
 use crate::cluster::ClusterError;
 use crate::images::{self, Loader};
 use crate::pki::Ca;
+use crate::poll::{self, Look};
 use crate::process::Process;
 use crate::toolchain::{self, Component};
 
@@ -187,21 +188,31 @@ impl RealNode {
             self.paths.containerd_config().display()
         )];
         self.spawn("containerd", &containerd, args, setup)?;
-        let deadline = Instant::now() + Duration::from_secs(30);
-        loop {
-            self.fail_if_exited()?;
-            let paths = self.paths.clone();
-            if tokio::task::spawn_blocking(move || cleanup::containerd_answers(&paths))
-                .await
-                .unwrap_or(false)
-            {
-                return Ok(());
-            }
-            if Instant::now() >= deadline {
-                return Err(self.not_ready("containerd", "its socket did not answer `ctr version`"));
-            }
-            tokio::time::sleep(Duration::from_millis(100)).await;
-        }
+        let this = std::sync::Mutex::new(&mut *self);
+        let this = &this;
+        let node = || this.lock().unwrap_or_else(|e| e.into_inner());
+        poll::until(
+            Duration::from_secs(30),
+            Duration::from_millis(100),
+            move || async move {
+                let paths = {
+                    let mut node = node();
+                    node.fail_if_exited()?;
+                    node.paths.clone()
+                };
+                let answers =
+                    tokio::task::spawn_blocking(move || cleanup::containerd_answers(&paths))
+                        .await
+                        .unwrap_or(false);
+                Ok(if answers {
+                    Look::Ready(())
+                } else {
+                    Look::NotYet(String::new())
+                })
+            },
+            |_| node().not_ready("containerd", "its socket did not answer `ctr version`"),
+        )
+        .await
     }
 
     /// The sandbox image (pause, compiled from the pinned Kubernetes source) and busybox.
@@ -394,10 +405,9 @@ fn remove_containers(paths: &NodePaths) -> Result<(), String> {
     let args = vec![format!("--config={}", paths.containerd_config().display())];
     let mut process = Process::start("containerd", &containerd, &args, &[], &log, false)
         .map_err(|e| format!("cannot start containerd to remove old containers: {e}"))?;
-    let deadline = Instant::now() + Duration::from_secs(20);
-    while !cleanup::containerd_answers(paths) && Instant::now() < deadline {
-        std::thread::sleep(Duration::from_millis(100));
-    }
+    poll::blocking_until(Duration::from_secs(20), Duration::from_millis(100), || {
+        cleanup::containerd_answers(paths)
+    });
     let result = cleanup::remove_containers(paths);
     process.stop(Duration::from_secs(10));
     result
@@ -495,22 +505,29 @@ pub async fn wait_node_ready(
     timeout: Duration,
 ) -> Result<(), ClusterError> {
     let nodes: Api<Node> = Api::all(client.clone());
-    let deadline = Instant::now() + timeout;
-    loop {
-        if let Some(node) = nodes.get_opt(name).await?
-            && crate::nodes::is_ready(&node)
-            && !crate::nodes::has_taint(&node, "node.kubernetes.io/not-ready")
-        {
-            return Ok(());
-        }
-        if Instant::now() >= deadline {
-            return Err(ClusterError::Other(format!(
+    let nodes = &nodes;
+    poll::until(
+        timeout,
+        Duration::from_millis(200),
+        move || async move {
+            Ok(match nodes.get_opt(name).await? {
+                Some(node)
+                    if crate::nodes::is_ready(&node)
+                        && !crate::nodes::has_taint(&node, "node.kubernetes.io/not-ready") =>
+                {
+                    Look::Ready(())
+                }
+                _ => Look::NotYet(String::new()),
+            })
+        },
+        |_| {
+            ClusterError::Other(format!(
                 "the real node {name} was not Ready within {}s; see the kubelet and containerd logs",
                 timeout.as_secs()
-            )));
-        }
-        tokio::time::sleep(Duration::from_millis(200)).await;
-    }
+            ))
+        },
+    )
+    .await
 }
 
 fn installed(program: &str) -> Result<PathBuf, ClusterError> {
