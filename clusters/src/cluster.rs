@@ -16,6 +16,12 @@ pub enum ClusterError {
     Kubeconfig { path: String, message: String },
     #[error("Kubernetes API: {0}")]
     Kube(#[from] kube::Error),
+    #[error("no free ports: {0}")]
+    NoFreePorts(#[source] std::io::Error),
+    /// A provider's own error: each provider module defines its type and the conversion, so
+    /// that this shared type names none of them.
+    #[error(transparent)]
+    Provider(Box<dyn std::error::Error + Send + Sync + 'static>),
     #[error("{0}")]
     Other(String),
 }

@@ -20,6 +20,19 @@ pub struct ExistingCluster {
     kubeconfig: PathBuf,
 }
 
+/// Why an existing cluster cannot be used.
+#[derive(Debug, thiserror::Error)]
+pub enum ExistingError {
+    #[error("the API server of context `{context}` does not answer /version: {reason}")]
+    Unreachable { context: String, reason: String },
+}
+
+impl From<ExistingError> for ClusterError {
+    fn from(e: ExistingError) -> Self {
+        ClusterError::Provider(Box::new(e))
+    }
+}
+
 impl ExistingCluster {
     /// Pins `context` (the kubeconfig's current context when `None`) in a copy of `kubeconfig`
     /// (kubectl's when `None`: the files `KUBECONFIG` lists, merged, or `~/.kube/config`) and
@@ -58,11 +71,9 @@ impl ExistingCluster {
 
     async fn check_reachable(&self) -> Result<(), ClusterError> {
         let client = self.client().await?;
-        let unreachable = |reason: String| {
-            ClusterError::Other(format!(
-                "the API server of context `{}` does not answer /version: {reason}",
-                self.context
-            ))
+        let unreachable = |reason: String| ExistingError::Unreachable {
+            context: self.context.clone(),
+            reason,
         };
         let version = tokio::time::timeout(REACH_TIMEOUT, client.apiserver_version())
             .await

@@ -108,8 +108,7 @@ pub async fn up(opts: K3dOptions) -> Result<K3dCluster, ClusterError> {
 
 async fn create(cli: ProviderCli, opts: K3dOptions) -> Result<K3dCluster, ClusterError> {
     let mut cluster = CliCluster::prepare(tool(cli), opts.work_dir.as_deref(), opts.detached)?;
-    let api_port = crate::ports::free_ports(1)
-        .map_err(|e| ClusterError::Other(format!("no free port: {e}")))?[0];
+    let api_port = crate::ports::free_ports(1).map_err(ClusterError::NoFreePorts)?[0];
     cluster
         .create(create_args(cluster.name(), &opts, api_port), &opts.image())
         .await?;
@@ -260,7 +259,10 @@ mod tests {
 
     #[test]
     fn a_missing_k3d_says_how_to_install_it() {
-        assert!(K3D.missing().contains("go install") && K3D.missing().contains("k3d/v5@v5.8.3"));
+        assert!(
+            K3D.missing().to_string().contains("go install")
+                && K3D.missing().to_string().contains("k3d/v5@v5.8.3")
+        );
         let workflow = include_str!("../../../ci/providers.yml");
         assert!(
             workflow.contains("K3D_VERSION: v5.8.3"),

@@ -157,6 +157,36 @@ fn tool(cli: ProviderCli) -> Tool {
 }
 
 /// Starts the container, writes a kubeconfig for the host and waits for the node.
+/// Why k3s did not give a cluster.
+#[derive(Debug, thiserror::Error)]
+pub enum K3sError {
+    #[error(
+        "cannot start k3s ({image}); it needs a Docker daemon on this machine that runs \
+         privileged containers: {source}"
+    )]
+    Start {
+        image: String,
+        source: super::cli::tool::ToolError,
+    },
+    #[error("k3s wrote no kubeconfig at {}", .0.display())]
+    NoKubeconfig(std::path::PathBuf),
+    #[error("reading k3s's kubeconfig {}: {source}", path.display())]
+    Read {
+        path: std::path::PathBuf,
+        source: std::io::Error,
+    },
+    #[error("k3s kubeconfig: {0}")]
+    Kubeconfig(#[source] crate::kubeconfig::KubeconfigError),
+    #[error("the k3s node is not Ready in time: {0}")]
+    NodeNotReady(String),
+}
+
+impl From<K3sError> for ClusterError {
+    fn from(e: K3sError) -> Self {
+        ClusterError::Provider(Box::new(e))
+    }
+}
+
 pub async fn up(opts: K3sOptions) -> Result<K3sCluster, ClusterError> {
     create(DOCKER, opts).await
 }
@@ -175,22 +205,19 @@ async fn create(cli: ProviderCli, opts: K3sOptions) -> Result<K3sCluster, Cluste
     cluster.set_loader(Loader::K3sImagesDir {
         dir: paths.images(),
     });
-    let api_port = crate::ports::free_ports(1)
-        .map_err(|e| ClusterError::Other(format!("no free port: {e}")))?[0];
+    let api_port = crate::ports::free_ports(1).map_err(ClusterError::NoFreePorts)?[0];
     let image = opts.image();
     cluster
         .create(run_args(cluster.name(), &image, &paths, api_port), &image)
         .await
-        .map_err(|e| {
-            ClusterError::Other(format!(
-                "cannot start k3s ({image}); it needs a Docker daemon on this machine that \
-                 runs privileged containers: {e}"
-            ))
+        .map_err(|source| K3sError::Start {
+            image: image.clone(),
+            source,
         })?;
     let deadline = started + opts.startup_timeout;
     let written = read_k3s_kubeconfig(&paths, deadline).await?;
-    let kubeconfig = set_server(&written, &server_url("127.0.0.1", api_port))
-        .map_err(|e| ClusterError::Other(format!("k3s kubeconfig: {e}")))?;
+    let kubeconfig =
+        set_server(&written, &server_url("127.0.0.1", api_port)).map_err(K3sError::Kubeconfig)?;
     work_dirs::write_private(cluster.kubeconfig(), &kubeconfig)?;
     wait_node_ready(
         &client_from_kubeconfig(cluster.kubeconfig()).await?,
@@ -207,7 +234,7 @@ async fn create(cli: ProviderCli, opts: K3sOptions) -> Result<K3sCluster, Cluste
 }
 
 /// k3s writes its kubeconfig early, but not before the container is created.
-async fn read_k3s_kubeconfig(paths: &K3sPaths, deadline: Instant) -> Result<String, ClusterError> {
+async fn read_k3s_kubeconfig(paths: &K3sPaths, deadline: Instant) -> Result<String, K3sError> {
     let path = paths.conf_mount().join("k3s.yaml");
     let path = path.as_path();
     poll::until(
@@ -220,16 +247,19 @@ async fn read_k3s_kubeconfig(paths: &K3sPaths, deadline: Instant) -> Result<Stri
                 Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
                     Ok(Look::NotYet("absent".into()))
                 }
-                Err(e) => Err(work_dirs::io(path, e)),
+                Err(source) => Err(K3sError::Read {
+                    path: path.to_path_buf(),
+                    source,
+                }),
             }
         },
-        |_| ClusterError::Other(format!("k3s wrote no kubeconfig at {}", path.display())),
+        |_| K3sError::NoKubeconfig(path.to_path_buf()),
     )
     .await
 }
 
 /// The API server may still refuse connections for a moment after k3s writes its kubeconfig.
-async fn wait_node_ready(client: &kube::Client, deadline: Instant) -> Result<(), ClusterError> {
+async fn wait_node_ready(client: &kube::Client, deadline: Instant) -> Result<(), K3sError> {
     let nodes: Api<Node> = Api::all(client.clone());
     let nodes = &nodes;
     poll::until(
@@ -242,7 +272,7 @@ async fn wait_node_ready(client: &kube::Client, deadline: Instant) -> Result<(),
                 Err(e) => Look::NotYet(e.to_string()),
             })
         },
-        |last| ClusterError::Other(format!("the k3s node is not Ready in time: {last}")),
+        K3sError::NodeNotReady,
     )
     .await
 }

@@ -92,7 +92,20 @@ struct KindNode {
 /// The kind config: one control plane and `workers` workers, all from the same node image.
 /// The system label goes to the first worker; without workers, to the control plane (kind
 /// leaves a control plane untainted only when it is the only node).
-pub fn config(name: &str, opts: &KindOptions) -> Result<String, ClusterError> {
+/// Why kind could not be given a cluster.
+#[derive(Debug, thiserror::Error)]
+pub enum KindError {
+    #[error("rendering the kind config: {0}")]
+    Config(String),
+}
+
+impl From<KindError> for ClusterError {
+    fn from(e: KindError) -> Self {
+        ClusterError::Provider(Box::new(e))
+    }
+}
+
+pub fn config(name: &str, opts: &KindOptions) -> Result<String, KindError> {
     let image = opts.node_image();
     let system_node = if opts.workers == 0 { 0 } else { 1 };
     let nodes = (0..=opts.workers)
@@ -118,8 +131,7 @@ pub fn config(name: &str, opts: &KindOptions) -> Result<String, ClusterError> {
         },
         nodes,
     };
-    serde_saphyr::to_string(&config)
-        .map_err(|e| ClusterError::Other(format!("rendering the kind config: {e}")))
+    serde_saphyr::to_string(&config).map_err(|e| KindError::Config(e.to_string()))
 }
 
 pub fn create_args(name: &str, config: &Path, kubeconfig: &Path, wait: Duration) -> Vec<String> {
@@ -295,6 +307,7 @@ mod tests {
     fn a_missing_kind_says_how_to_install_the_pinned_version() {
         assert!(
             KIND.missing()
+                .to_string()
                 .contains("go install sigs.k8s.io/kind@v0.32.0")
         );
         assert!(KIND.install.ends_with(KIND_VERSION));

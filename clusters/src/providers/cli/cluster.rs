@@ -4,7 +4,7 @@
 
 use std::path::{Path, PathBuf};
 
-use super::tool::ProviderCli;
+use super::tool::{ProviderCli, ToolError};
 use crate::cluster::{Cluster, ClusterError};
 use crate::images::load::Loader;
 use crate::work_dirs;
@@ -67,7 +67,7 @@ impl CliCluster {
     }
 
     /// Runs the tool's create command and returns what it printed.
-    pub async fn create(&mut self, args: Vec<String>, image: &str) -> Result<String, ClusterError> {
+    pub async fn create(&mut self, args: Vec<String>, image: &str) -> Result<String, ToolError> {
         tracing::info!(
             "creating {} cluster {} from {image}",
             self.cli.program,
@@ -78,7 +78,7 @@ impl CliCluster {
     }
 
     /// Runs another command of the tool.
-    pub async fn run(&self, args: Vec<String>) -> Result<String, ClusterError> {
+    pub async fn run(&self, args: Vec<String>) -> Result<String, ToolError> {
         self.cli.run_blocking(args).await
     }
 

@@ -5,11 +5,44 @@ use std::process::Command;
 
 use crate::cluster::ClusterError;
 
+/// Why a provider's tool did not do what was asked.
+#[derive(Debug, thiserror::Error)]
+pub enum ToolError {
+    #[error("`{program}` is not on PATH; install it with `{install}`")]
+    Missing {
+        program: &'static str,
+        install: &'static str,
+    },
+    #[error("cannot run {program}: {source}")]
+    Spawn {
+        program: &'static str,
+        source: std::io::Error,
+    },
+    /// It ran and failed: the command line, its exit status and what it printed.
+    #[error("`{command_line}` failed ({status}):\n{output}")]
+    Failed {
+        command_line: String,
+        status: String,
+        output: String,
+    },
+    #[error("{program} did not finish: {source}")]
+    Lost {
+        program: &'static str,
+        source: tokio::task::JoinError,
+    },
+}
+
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct ProviderCli {
     pub program: &'static str,
     /// Shown when the program is not on PATH.
     pub install: &'static str,
+}
+
+impl From<ToolError> for ClusterError {
+    fn from(e: ToolError) -> Self {
+        ClusterError::Provider(Box::new(e))
+    }
 }
 
 impl ProviderCli {
@@ -22,52 +55,60 @@ impl ProviderCli {
     }
 
     /// Runs the program with `args` to completion and returns its stdout.
-    pub fn run(&self, args: &[String]) -> Result<String, ClusterError> {
+    pub fn run(&self, args: &[String]) -> Result<String, ToolError> {
         tracing::debug!("running {}", self.command_line(args));
         let out = Command::new(self.program)
             .args(args)
             .output()
-            .map_err(|e| {
-                if e.kind() == std::io::ErrorKind::NotFound {
-                    ClusterError::Other(self.missing())
+            .map_err(|source| {
+                if source.kind() == std::io::ErrorKind::NotFound {
+                    self.missing()
                 } else {
-                    ClusterError::Other(format!("cannot run {}: {e}", self.program))
+                    ToolError::Spawn {
+                        program: self.program,
+                        source,
+                    }
                 }
             })?;
         if !out.status.success() {
-            return Err(ClusterError::Other(failure(
-                &self.command_line(args),
-                &out.status.to_string(),
-                &String::from_utf8_lossy(&out.stdout),
-                &String::from_utf8_lossy(&out.stderr),
-            )));
+            return Err(ToolError::Failed {
+                command_line: self.command_line(args),
+                status: out.status.to_string(),
+                output: output(
+                    &String::from_utf8_lossy(&out.stdout),
+                    &String::from_utf8_lossy(&out.stderr),
+                ),
+            });
         }
         Ok(String::from_utf8_lossy(&out.stdout).into_owned())
     }
 
     /// [`ProviderCli::run`] off the async runtime's threads: creating a cluster takes minutes.
-    pub async fn run_blocking(&self, args: Vec<String>) -> Result<String, ClusterError> {
+    pub async fn run_blocking(&self, args: Vec<String>) -> Result<String, ToolError> {
         let cli = *self;
         tokio::task::spawn_blocking(move || cli.run(&args))
             .await
-            .map_err(|e| ClusterError::Other(e.to_string()))?
+            .map_err(|source| ToolError::Lost {
+                program: self.program,
+                source,
+            })?
     }
 
-    pub fn missing(&self) -> String {
-        format!(
-            "`{}` is not on PATH; install it with `{}`",
-            self.program, self.install
-        )
+    pub fn missing(&self) -> ToolError {
+        ToolError::Missing {
+            program: self.program,
+            install: self.install,
+        }
     }
 }
 
-fn failure(command_line: &str, status: &str, stdout: &str, stderr: &str) -> String {
-    let output = [stdout.trim(), stderr.trim()]
+/// What a failed command printed, stdout then stderr.
+fn output(stdout: &str, stderr: &str) -> String {
+    [stdout.trim(), stderr.trim()]
         .into_iter()
         .filter(|s| !s.is_empty())
         .collect::<Vec<_>>()
-        .join("\n");
-    format!("`{command_line}` failed ({status}):\n{output}")
+        .join("\n")
 }
 
 /// A stand-in for kind or k3d in tests: a script that records each command line, one a line.

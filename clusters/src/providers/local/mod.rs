@@ -3,6 +3,7 @@
 
 pub mod audit;
 pub mod commands;
+mod error;
 pub mod node;
 mod restart;
 pub use restart::ControlPlanePart;
@@ -13,6 +14,7 @@ use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
 use commands::{Ports, Reach};
+pub use error::LocalError;
 use node::{NodeSetup, RealNode};
 
 use crate::cluster::{Capabilities, Cluster, ClusterError};
@@ -90,15 +92,11 @@ fn real_node_address(real_nodes: usize) -> Result<Option<Ipv4Addr>, ClusterError
     match real_nodes {
         0 => Ok(None),
         1 => {
-            node::prerequisites::check().map_err(ClusterError::Other)?;
-            let ip = crate::host::address().map_err(|e| ClusterError::Other(e.to_string()))?;
+            node::prerequisites::check().map_err(LocalError::NoRealNode)?;
+            let ip = crate::host::address().map_err(|e| LocalError::NoRealNode(e.to_string()))?;
             Ok(Some(ip))
         }
-        n => Err(ClusterError::Other(format!(
-            "{n} real nodes asked for, but one machine runs one: two kubelets and containerds \
-             would share ports, directories, cgroups and the pod bridge. Use --real-nodes 1 \
-             (and --nodes for more fake nodes)."
-        ))),
+        n => Err(LocalError::TooManyRealNodes(n).into()),
     }
 }
 
@@ -115,7 +113,7 @@ impl LocalCluster {
         }
         tokio::task::spawn_blocking(move || toolchain::build_all(&components, &cache))
             .await
-            .map_err(|e| ClusterError::Other(e.to_string()))??;
+            .map_err(|e| LocalError::Setup(format!("building the binaries: {e}")))??;
         let (work_dir, remove_work_dir) = match &opts.work_dir {
             Some(dir) => {
                 crate::work_dirs::create_named_work_dir(dir)?;
@@ -194,7 +192,7 @@ impl LocalCluster {
         let (sa_private, sa_public) = pki::service_account_key()?;
         write(&pki_dir.join("sa.key"), &sa_private)?;
         write(&pki_dir.join("sa.pub"), &sa_public)?;
-        let kubeconfig = commands::kubeconfig(w, &self.ports).map_err(ClusterError::Other)?;
+        let kubeconfig = commands::kubeconfig(w, &self.ports).map_err(LocalError::Setup)?;
         write(&self.kubeconfig, &kubeconfig)?;
         write(&w.join("kwok.yaml"), &commands::kwok_config())?;
         write(&audit::policy_path(w), audit::POLICY)?;
@@ -295,9 +293,14 @@ impl LocalCluster {
         detached: bool,
     ) -> Result<(), ClusterError> {
         let log = self.work_dir.join("logs").join(format!("{name}.log"));
-        let process = Process::start(name, binary, &args, envs, &log, detached).map_err(|e| {
-            ClusterError::Other(format!("cannot start {name} ({}): {e}", binary.display()))
-        })?;
+        let process =
+            Process::start(name, binary, &args, envs, &log, detached).map_err(|source| {
+                LocalError::Start {
+                    name: name.to_string(),
+                    binary: binary.to_path_buf(),
+                    source,
+                }
+            })?;
         self.processes.push(process);
         self.launches
             .push(restart::Launch::new(name, binary, args, envs, detached));
@@ -312,7 +315,7 @@ impl LocalCluster {
         secs: u64,
     ) -> Result<(), ClusterError> {
         let Some(process) = self.processes.last_mut() else {
-            return Err(ClusterError::Other("no process to wait for".into()));
+            return Err(LocalError::Setup("no process to wait for".into()).into());
         };
         health::wait_ready(process, http, url, Duration::from_secs(secs)).await?;
         Ok(())
@@ -324,18 +327,14 @@ impl LocalCluster {
             pids: self.pids(),
             node: self.node.as_ref().map(RealNode::state),
         };
-        let json =
-            serde_json::to_string_pretty(&state).map_err(|e| ClusterError::Other(e.to_string()))?;
-        write(&self.work_dir.join("state.json"), &json)
+        write_state_file(&self.work_dir, &state)
     }
 
     /// Records a process started beside the cluster (Kueue) so `cluster down` stops it first.
     pub fn record_process(&self, name: &str, pid: u32) -> Result<(), ClusterError> {
         let mut state = read_state(&self.work_dir)?;
         state.pids.push((name.to_string(), pid));
-        let json =
-            serde_json::to_string_pretty(&state).map_err(|e| ClusterError::Other(e.to_string()))?;
-        write(&self.work_dir.join("state.json"), &json)
+        write_state_file(&self.work_dir, &state)
     }
 
     /// The Kubernetes release its control plane runs.
@@ -478,11 +477,11 @@ pub fn down(work_dir: &Path, cache: &Path) -> Result<Vec<String>, ClusterError> 
     }
     if !node_errors.is_empty() {
         // Kept: what is left under it may still be mounted.
-        return Err(ClusterError::Other(format!(
-            "the real node was not fully torn down ({}); its files stay in {}",
-            node_errors.join("; "),
-            work_dir.display()
-        )));
+        return Err(LocalError::NodeLeft {
+            errors: node_errors,
+            work_dir: work_dir.to_path_buf(),
+        }
+        .into());
     }
     remove_work_dir(work_dir);
     Ok(stopped)
@@ -500,18 +499,21 @@ pub fn image_loader_for(kubeconfig: &Path) -> Option<crate::images::Loader> {
 
 pub fn read_state(work_dir: &Path) -> Result<State, ClusterError> {
     let path = work_dir.join("state.json");
-    let text = std::fs::read_to_string(&path).map_err(|_| {
-        ClusterError::Other(format!(
-            "no cluster state at {}: is a cluster up? (awconf cluster up --detach)",
-            path.display()
-        ))
+    let text = std::fs::read_to_string(&path).map_err(|_| LocalError::NoState(path.clone()))?;
+    serde_json::from_str(&text).map_err(|source| LocalError::BadState { path, source }.into())
+}
+
+fn write_state_file(work_dir: &Path, state: &State) -> Result<(), ClusterError> {
+    let path = work_dir.join("state.json");
+    let json = serde_json::to_string_pretty(state).map_err(|source| LocalError::BadState {
+        path: path.clone(),
+        source,
     })?;
-    serde_json::from_str(&text).map_err(|e| ClusterError::Other(format!("{}: {e}", path.display())))
+    write(&path, &json)
 }
 
 fn allocate_ports() -> Result<Ports, ClusterError> {
-    let p = crate::ports::free_ports(6)
-        .map_err(|e| ClusterError::Other(format!("no free ports: {e}")))?;
+    let p = crate::ports::free_ports(6).map_err(ClusterError::NoFreePorts)?;
     Ok(Ports {
         etcd: p[0],
         etcd_peer: p[1],

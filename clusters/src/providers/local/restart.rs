@@ -5,7 +5,7 @@
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
-use super::LocalCluster;
+use super::{LocalCluster, LocalError};
 use crate::cluster::ClusterError;
 use crate::health;
 use crate::process::Process;
@@ -111,7 +111,13 @@ impl LocalCluster {
             &log,
             launch.detached,
         )
-        .map_err(|e| ClusterError::Other(format!("cannot start {name} again: {e}")))
+        .map_err(|source| {
+            LocalError::Restart {
+                name: name.to_string(),
+                source,
+            }
+            .into()
+        })
     }
 
     /// SIGKILLs `part`, waits `down`, starts it again with the same command and waits until
@@ -128,12 +134,12 @@ impl LocalCluster {
             .iter()
             .find(|l| l.name == name)
             .cloned()
-            .ok_or_else(|| ClusterError::Other(format!("this cluster did not start {name}")))?;
+            .ok_or_else(|| LocalError::NotStarted(name.to_string()))?;
         let index = self
             .processes
             .iter()
             .position(|p| p.name == name)
-            .ok_or_else(|| ClusterError::Other(format!("{name} is not running")))?;
+            .ok_or_else(|| LocalError::NotRunning(name.to_string()))?;
         let killed = Instant::now();
         self.processes[index].kill();
         tokio::time::sleep(down).await;

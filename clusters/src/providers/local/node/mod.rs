@@ -5,6 +5,7 @@
 mod claim;
 pub mod cleanup;
 pub mod config;
+mod error;
 pub mod prerequisites;
 mod sysctls;
 
@@ -16,6 +17,7 @@ use k8s_openapi::api::core::v1::Node;
 use kube::api::Api;
 
 use self::config::{NodePaths, NodePorts};
+pub use self::error::NodeError;
 use crate::cluster::ClusterError;
 use crate::images::{self, Loader};
 use crate::pki::Ca;
@@ -105,7 +107,7 @@ impl RealNode {
         };
         // On failure `node` is dropped here, which tears down whatever started.
         node.write_files(&setup)?;
-        sysctls::snapshot(&node.paths.sysctls()).map_err(ClusterError::Other)?;
+        sysctls::snapshot(&node.paths.sysctls()).map_err(NodeError::Setup)?;
         node.start_containerd(&setup).await?;
         node.import_images(&setup).await?;
         node.start_kubelet(&setup).await?;
@@ -133,10 +135,10 @@ impl RealNode {
         let runc = installed("runc")?;
         let kubelet_kubeconfig =
             config::kubeconfig(&server, &ca_crt, &paths.pki(), "kubelet-client")
-                .map_err(ClusterError::Other)?;
+                .map_err(NodeError::Setup)?;
         let kube_proxy_kubeconfig =
             config::kubeconfig(&server, &ca_crt, &paths.pki(), "kube-proxy")
-                .map_err(ClusterError::Other)?;
+                .map_err(NodeError::Setup)?;
         let files = [
             (
                 paths.containerd_config(),
@@ -173,8 +175,12 @@ impl RealNode {
         let log = setup.work_dir.join("logs").join(format!("{name}.log"));
         let envs = [("PATH", config::NODE_PATH.to_string())];
         let process =
-            Process::start(name, binary, &args, &envs, &log, setup.detached).map_err(|e| {
-                ClusterError::Other(format!("cannot start {name} ({}): {e}", binary.display()))
+            Process::start(name, binary, &args, &envs, &log, setup.detached).map_err(|source| {
+                NodeError::Start {
+                    name: name.to_string(),
+                    binary: binary.to_path_buf(),
+                    source,
+                }
             })?;
         self.processes.push(process);
         self.record_claim();
@@ -235,8 +241,8 @@ impl RealNode {
             Ok(())
         })
         .await
-        .map_err(|e| ClusterError::Other(e.to_string()))?
-        .map_err(|e| ClusterError::Other(format!("real node images: {e}")))
+        .map_err(|e| NodeError::Images(e.to_string()))?
+        .map_err(|e| NodeError::Images(e.to_string()).into())
     }
 
     async fn start_kubelet(&mut self, setup: &NodeSetup) -> Result<(), ClusterError> {
@@ -262,7 +268,7 @@ impl RealNode {
     async fn wait_last(&mut self, url: &str, secs: u64) -> Result<(), ClusterError> {
         let http = crate::health::insecure_http()?;
         let Some(process) = self.processes.last_mut() else {
-            return Err(ClusterError::Other("no node process to wait for".into()));
+            return Err(NodeError::Setup("no node process to wait for".into()).into());
         };
         crate::health::wait_ready(process, &http, url, Duration::from_secs(secs)).await?;
         Ok(())
@@ -271,12 +277,13 @@ impl RealNode {
     fn fail_if_exited(&mut self) -> Result<(), ClusterError> {
         for process in &mut self.processes {
             if let Some(status) = process.exited() {
-                return Err(ClusterError::Other(format!(
-                    "{} exited ({status}) while the real node started; last lines of {}:\n{}",
-                    process.name,
-                    process.log.display(),
-                    process.log_tail(20)
-                )));
+                return Err(NodeError::Exited {
+                    name: process.name.clone(),
+                    status: status.to_string(),
+                    log: process.log.clone(),
+                    tail: process.log_tail(20),
+                }
+                .into());
             }
         }
         Ok(())
@@ -284,11 +291,13 @@ impl RealNode {
 
     fn not_ready(&self, name: &str, what: &str) -> ClusterError {
         let log = self.work_dir.join("logs").join(format!("{name}.log"));
-        ClusterError::Other(format!(
-            "{name} was not ready: {what}; last lines of {}:\n{}",
-            log.display(),
-            crate::process::log_tail(&log, 20)
-        ))
+        NodeError::NotReady {
+            name: name.to_string(),
+            what: what.to_string(),
+            tail: crate::process::log_tail(&log, 20),
+            log,
+        }
+        .into()
     }
 
     fn record_claim(&self) {
@@ -447,13 +456,11 @@ fn cleanup_kube_proxy(cache: &Path) -> PathBuf {
 fn take_claim(setup: &NodeSetup) -> Result<(), ClusterError> {
     if let Some(old) = claim::read() {
         if old.is_live() {
-            return Err(ClusterError::Other(format!(
-                "a real node of the cluster in {} is already running on this machine, and only one \
-                 can (they would share the bridge {}, kube-proxy's rules and the kubelet's view of \
-                 the machine); stop that cluster first (awconf cluster down)",
-                old.work_dir.display(),
-                config::BRIDGE
-            )));
+            return Err(NodeError::AlreadyRunning {
+                work_dir: old.work_dir.clone(),
+                bridge: config::BRIDGE,
+            }
+            .into());
         }
         clean_stale(&old.work_dir, &setup.cache);
     }
@@ -461,7 +468,7 @@ fn take_claim(setup: &NodeSetup) -> Result<(), ClusterError> {
         work_dir: setup.work_dir.clone(),
         pids: vec![std::process::id()],
     })
-    .map_err(ClusterError::Other)
+    .map_err(|e| NodeError::Setup(e).into())
 }
 
 /// Cleans up after a node whose processes are gone.
@@ -487,8 +494,7 @@ pub fn needs_cleanup(work_dir: &Path) -> bool {
 }
 
 fn allocate_ports() -> Result<NodePorts, ClusterError> {
-    let p = crate::ports::free_ports(4)
-        .map_err(|e| ClusterError::Other(format!("no free ports: {e}")))?;
+    let p = crate::ports::free_ports(4).map_err(ClusterError::NoFreePorts)?;
     Ok(NodePorts {
         kubelet: p[0],
         kubelet_healthz: p[1],
@@ -521,10 +527,11 @@ pub async fn wait_node_ready(
             })
         },
         |_| {
-            ClusterError::Other(format!(
-                "the real node {name} was not Ready within {}s; see the kubelet and containerd logs",
-                timeout.as_secs()
-            ))
+            NodeError::NodeNotReady {
+                name: name.to_string(),
+                seconds: timeout.as_secs(),
+            }
+            .into()
         },
     )
     .await
@@ -532,13 +539,18 @@ pub async fn wait_node_ready(
 
 fn installed(program: &str) -> Result<PathBuf, ClusterError> {
     prerequisites::find_program(program).ok_or_else(|| {
-        ClusterError::Other(format!(
-            "{program} is not installed; install the real node's packages with: {}",
-            prerequisites::INSTALL
-        ))
+        NodeError::NotInstalled {
+            program: program.to_string(),
+            install: prerequisites::INSTALL,
+        }
+        .into()
     })
 }
 
-fn io(path: &Path, e: std::io::Error) -> ClusterError {
-    ClusterError::Other(format!("{}: {e}", path.display()))
+fn io(path: &Path, source: std::io::Error) -> ClusterError {
+    NodeError::Io {
+        path: path.to_path_buf(),
+        source,
+    }
+    .into()
 }
