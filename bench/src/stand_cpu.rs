@@ -18,11 +18,9 @@ pub struct Process {
     pub cpu_seconds: f64,
 }
 
-/// The file name of argv[0] in the NUL-separated text of /proc/PID/cmdline.
-pub fn program_name(cmdline: &[u8]) -> Option<String> {
-    let first = cmdline.split(|b| *b == 0).next()?;
-    let path = String::from_utf8_lossy(first);
-    let name = path.rsplit('/').next()?.trim();
+/// The file name of argv[0].
+pub fn program_name(argv: &[String]) -> Option<String> {
+    let name = argv.first()?.rsplit('/').next()?.trim();
     (!name.is_empty()).then(|| name.to_owned())
 }
 
@@ -78,10 +76,9 @@ fn read_all() -> Vec<Process> {
     crate::usage::pids()
         .into_iter()
         .filter_map(|pid| {
-            let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
             // Its own time only: a child's is counted as the child's.
-            let stat = crate::usage::parse_stat(&stat)?;
-            let name = program_name(&std::fs::read(format!("/proc/{pid}/cmdline")).ok()?)?;
+            let stat = crate::usage::stat(pid)?;
+            let name = program_name(&crate::usage::cmdline(pid)?)?;
             Some(Process {
                 pid,
                 parent: stat.parent,
@@ -123,14 +120,12 @@ mod tests {
     }
 
     #[rstest::rstest]
-    #[case(
-        b"/root/.cache/awconf/bin/kueue/v0.19.2/kueue\0--config=x\0",
-        Some("kueue")
-    )]
-    #[case(b"etcd\0", Some("etcd"))]
-    #[case(b"", None)]
-    fn program_names(#[case] cmdline: &[u8], #[case] expected: Option<&str>) {
-        assert_eq!(program_name(cmdline).as_deref(), expected);
+    #[case(&["/root/.cache/awconf/bin/kueue/v0.19.2/kueue", "--config=x"], Some("kueue"))]
+    #[case(&["etcd"], Some("etcd"))]
+    #[case(&[], None)]
+    fn program_names(#[case] argv: &[&str], #[case] expected: Option<&str>) {
+        let argv: Vec<String> = argv.iter().map(|a| a.to_string()).collect();
+        assert_eq!(program_name(&argv).as_deref(), expected);
     }
 
     #[test]

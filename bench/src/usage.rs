@@ -89,39 +89,45 @@ pub struct Stat {
     pub children_ticks: u64,
 }
 
-pub fn parse_stat(text: &str) -> Option<Stat> {
-    // The command name may hold spaces and parentheses: the fields start after the last ')'.
-    let (_, rest) = text.rsplit_once(')')?;
-    let fields: Vec<&str> = rest.split_whitespace().collect();
-    let number = |i: usize| fields.get(i)?.parse::<u64>().ok();
-    Some(Stat {
-        parent: u32::try_from(number(1)?).ok()?,
-        group: u32::try_from(number(2)?).ok()?,
-        own_ticks: number(11)? + number(12)?,
-        children_ticks: number(13)? + number(14)?,
-    })
+impl Stat {
+    fn of(stat: &procfs::process::Stat) -> Option<Stat> {
+        Some(Stat {
+            parent: u32::try_from(stat.ppid).ok()?,
+            group: u32::try_from(stat.pgrp).ok()?,
+            own_ticks: stat.utime + stat.stime,
+            children_ticks: u64::try_from(stat.cutime + stat.cstime).ok()?,
+        })
+    }
 }
 
-/// `(VmRSS, VmHWM)` in bytes from the text of /proc/PID/status.
-pub fn parse_status(text: &str) -> Option<(u64, u64)> {
-    let kib = |key: &str| -> Option<u64> {
-        let line = text.lines().find(|l| l.starts_with(key))?;
-        line.split_whitespace().nth(1)?.parse::<u64>().ok()
-    };
-    Some((kib("VmRSS:")? * 1024, kib("VmHWM:")? * 1024))
+fn process(pid: u32) -> Option<procfs::process::Process> {
+    procfs::process::Process::new(i32::try_from(pid).ok()?).ok()
+}
+
+/// `pid`'s /proc/PID/stat.
+pub fn stat(pid: u32) -> Option<Stat> {
+    Stat::of(&process(pid)?.stat().ok()?)
+}
+
+/// `(VmRSS, VmHWM)` of `pid` in bytes.
+pub fn memory(pid: u32) -> Option<(u64, u64)> {
+    let status = process(pid)?.status().ok()?;
+    Some((status.vmrss? * 1024, status.vmhwm? * 1024))
+}
+
+/// `pid`'s command line, as /proc/PID/cmdline gives it.
+pub fn cmdline(pid: u32) -> Option<Vec<String>> {
+    process(pid)?.cmdline().ok()
 }
 
 pub(crate) fn ticks_per_second() -> f64 {
-    // SAFETY: sysconf reads a constant of the system.
-    let ticks = unsafe { libc::sysconf(libc::_SC_CLK_TCK) };
-    if ticks > 0 { ticks as f64 } else { 100.0 }
+    procfs::ticks_per_second() as f64
 }
 
 fn read(pid: u32, ticks: f64) -> Option<(u32, Reading)> {
-    let stat = parse_stat(&std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?)?;
+    let stat = stat(pid)?;
     let (group, cpu) = (stat.group, stat.own_ticks + stat.children_ticks);
-    let (resident, peak) =
-        parse_status(&std::fs::read_to_string(format!("/proc/{pid}/status")).ok()?)?;
+    let (resident, peak) = memory(pid)?;
     Some((
         group,
         Reading {
@@ -135,12 +141,11 @@ fn read(pid: u32, ticks: f64) -> Option<(u32, Reading)> {
 
 /// The processes /proc lists now.
 pub(crate) fn pids() -> Vec<u32> {
-    let Ok(entries) = std::fs::read_dir("/proc") else {
+    let Ok(all) = procfs::process::all_processes() else {
         return Vec::new();
     };
-    entries
-        .flatten()
-        .filter_map(|e| e.file_name().to_str()?.parse::<u32>().ok())
+    all.flatten()
+        .filter_map(|p| u32::try_from(p.pid()).ok())
         .collect()
 }
 
@@ -240,26 +245,35 @@ mod tests {
         }
     }
 
+    /// A /proc/PID/stat line with the given fields 4 (ppid), 5 (pgrp) and 14 to 17 (utime,
+    /// stime, cutime, cstime), the rest as this machine writes them.
+    fn line(command: &str, ppid: u32, pgrp: u32, times: [u64; 4]) -> String {
+        let [utime, stime, cutime, cstime] = times;
+        format!(
+            "42 ({command}) S {ppid} {pgrp} {pgrp} 0 -1 4194560 100 0 0 0 {utime} {stime} \
+             {cutime} {cstime} 20 0 12 0 1570305 3133440 406 18446744073709551615 1 1 1 0 0 0 0 \
+             0 0 0 0 0 17 0 0 0 0 0 0 1 1 1 1 1 1 1 0"
+        )
+    }
+
     #[rstest]
-    #[case(
-        "42 (appwrapper-op) S 1 42 42 0 -1 4194560 100 0 0 0 250 50 7 3 20 0 12 0",
-        Some(stat(1, 42, 300, 10))
-    )]
-    #[case(
-        "7 (a (weird) name) R 1 5 5 0 -1 0 0 0 0 0 1 2 3 4 20",
-        Some(stat(1, 5, 3, 7))
-    )]
-    #[case("7 (short) R 1", None)]
-    #[case("garbage", None)]
-    fn stat_lines(#[case] text: &str, #[case] expected: Option<Stat>) {
-        assert_eq!(parse_stat(text), expected);
+    #[case(line("appwrapper-op", 1, 42, [250, 50, 7, 3]), Some(stat(1, 42, 300, 10)))]
+    #[case(line("a (weird) name", 1, 5, [1, 2, 3, 4]), Some(stat(1, 5, 3, 7)))]
+    #[case("7 (short) R 1".to_string(), None)]
+    #[case("garbage".to_string(), None)]
+    fn stat_lines(#[case] text: String, #[case] expected: Option<Stat>) {
+        use procfs::FromRead;
+        let parsed = procfs::process::Stat::from_read(text.as_bytes()).ok();
+        assert_eq!(parsed.as_ref().and_then(Stat::of), expected);
     }
 
     #[test]
-    fn status_gives_resident_and_peak() {
-        let text = "Name:\tx\nVmHWM:\t   2048 kB\nVmRSS:\t   1024 kB\n";
-        assert_eq!(parse_status(text), Some((1024 * 1024, 2048 * 1024)));
-        assert_eq!(parse_status("Name:\tx\n"), None);
+    fn this_process_has_a_stat_a_resident_size_and_a_peak() {
+        let me = std::process::id();
+        assert!(super::stat(me).is_some_and(|s| s.group > 0));
+        let (resident, peak) = memory(me).expect("VmRSS and VmHWM");
+        assert!(resident > 0 && resident <= peak, "{resident} {peak}");
+        assert!(cmdline(me).is_some_and(|argv| !argv.is_empty()));
     }
 
     fn reading(pid: u32, cpu: f64, resident: u64, peak: u64) -> Reading {

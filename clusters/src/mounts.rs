@@ -16,7 +16,8 @@ pub fn mounts_under(dir: &Path) -> Vec<PathBuf> {
     found
 }
 
-/// The mount points (fifth field) of /proc/self/mountinfo, octal escapes decoded.
+/// The mount points (fifth field) of /proc/self/mountinfo, octal escapes decoded to bytes
+/// (procfs leaves them escaped, so a mount under a path with a space would go unseen).
 fn parse_mountinfo(table: &str) -> Vec<PathBuf> {
     table
         .lines()

@@ -172,13 +172,13 @@ pub fn is_alive(pid: u32) -> bool {
 }
 
 fn is_zombie(pid: u32) -> bool {
-    std::fs::read_to_string(format!("/proc/{pid}/stat"))
-        .ok()
-        .and_then(|stat| {
-            stat.rsplit_once(')')
-                .map(|(_, rest)| rest.trim_start().starts_with('Z'))
-        })
-        .unwrap_or(false)
+    proc(pid)
+        .and_then(|p| p.stat().ok())
+        .is_some_and(|stat| stat.state == 'Z')
+}
+
+fn proc(pid: u32) -> Option<procfs::process::Process> {
+    procfs::process::Process::new(i32::try_from(pid).ok()?).ok()
 }
 
 pub fn log_tail(path: &Path, lines: usize) -> String {
@@ -189,8 +189,5 @@ pub fn log_tail(path: &Path, lines: usize) -> String {
 
 /// Resident memory of a process in bytes, from /proc.
 pub fn resident_bytes(pid: u32) -> Option<u64> {
-    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).ok()?;
-    let line = status.lines().find(|l| l.starts_with("VmRSS:"))?;
-    let kib: u64 = line.split_whitespace().nth(1)?.parse().ok()?;
-    Some(kib * 1024)
+    Some(proc(pid)?.status().ok()?.vmrss? * 1024)
 }

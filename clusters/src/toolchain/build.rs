@@ -129,10 +129,8 @@ fn parallel_slots(available: Option<u64>) -> usize {
 }
 
 fn available_memory_bytes() -> Option<u64> {
-    let meminfo = std::fs::read_to_string("/proc/meminfo").ok()?;
-    let line = meminfo.lines().find(|l| l.starts_with("MemAvailable:"))?;
-    let kib: u64 = line.split_whitespace().nth(1)?.parse().ok()?;
-    Some(kib * 1024)
+    use procfs::Current;
+    procfs::Meminfo::current().ok()?.mem_available
 }
 
 fn build(component: &Component, cache: &Path) -> Result<(), BuildError> {

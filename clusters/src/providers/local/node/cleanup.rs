@@ -91,21 +91,18 @@ pub fn remove_containers(paths: &NodePaths) -> Result<(), String> {
 /// Shims started by the node's containerd: their command line names its socket.
 pub fn shim_pids(paths: &NodePaths) -> Vec<u32> {
     let socket = paths.containerd_socket().display().to_string();
-    let Ok(entries) = std::fs::read_dir("/proc") else {
+    let Ok(all) = procfs::process::all_processes() else {
         return Vec::new();
     };
-    entries
-        .flatten()
-        .filter_map(|e| e.file_name().to_str()?.parse::<u32>().ok())
-        .filter(|pid| {
-            let Ok(cmdline) = std::fs::read(format!("/proc/{pid}/cmdline")) else {
-                return false;
-            };
-            let args: Vec<&[u8]> = cmdline.split(|b| *b == 0).collect();
-            args.first()
-                .is_some_and(|a| a.ends_with(b"containerd-shim-runc-v2"))
-                && args.contains(&socket.as_bytes())
+    all.flatten()
+        .filter(|p| {
+            p.cmdline().is_ok_and(|args| {
+                args.first()
+                    .is_some_and(|a| a.ends_with("containerd-shim-runc-v2"))
+                    && args.contains(&socket)
+            })
         })
+        .filter_map(|p| u32::try_from(p.pid()).ok())
         .collect()
 }
 
