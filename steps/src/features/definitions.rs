@@ -179,6 +179,7 @@ mod tests {
             "controller_upgrade.rs",
             include_str!("../steps/controller_upgrade.rs"),
         ),
+        ("custom_kinds.rs", include_str!("../steps/custom_kinds.rs")),
         ("kueue.rs", include_str!("../steps/kueue.rs")),
         ("monitor.rs", include_str!("../steps/monitor.rs")),
         ("nodes.rs", include_str!("../steps/nodes.rs")),
