@@ -14,7 +14,7 @@ use serde_json::{Value, json};
 use crate::controller::ControllerUnderTest;
 use crate::harness::{FLAVOR, Harness};
 use crate::report::logs::LogMarks;
-use crate::steps::subject::Subject;
+use crate::steps::parameters::Subject;
 
 /// Name of the LocalQueue in every scenario namespace.
 pub const LOCAL_QUEUE: &str = "queue";

@@ -11,8 +11,8 @@ use k8s_openapi::api::rbac::v1::{Role, RoleBinding};
 use kube::api::{Api, DynamicObject, PostParams};
 use serde_json::{Value, json};
 
+use super::parameters::{Quoted, Subject, Whose};
 use super::secs;
-use super::subject::Subject;
 use crate::api;
 use crate::wait::{self, Check};
 use crate::world::{Attempt, AwWorld};
@@ -55,16 +55,16 @@ async fn try_create(
     Ok(())
 }
 
-#[when(regex = r#"^I try to create (it|the AppWrapper(?: "[^"]+")?)$"#)]
+#[when(expr = "I try to create {subject}")]
 async fn i_try_to_create(w: &mut AwWorld, subject: Subject) -> anyhow::Result<()> {
     let client = w.client.clone();
     try_create(w, &subject, client, "the admin").await
 }
 
-#[when(regex = r#"^"([^"]+)" tries to create (it|the AppWrapper(?: "[^"]+")?)$"#)]
+#[when(expr = "{quoted} tries to create {subject}")]
 async fn user_tries_to_create(
     w: &mut AwWorld,
-    user: String,
+    user: Quoted,
     subject: Subject,
 ) -> anyhow::Result<()> {
     let client = impersonating(w, &user).await?;
@@ -210,10 +210,10 @@ fn set_at(object: &mut Value, path: &[Segment], value: Value) -> anyhow::Result<
 
 /// Reads the AppWrapper, sets one field and writes it back (retrying lost races with the
 /// controller); the outcome is the webhook's answer.
-#[when(regex = r#"^I try to set (its|the AppWrapper(?: "[^"]+")?'s) (\S+) to (.+)$"#)]
+#[when(expr = "I try to set {whose} {word} to {}")]
 async fn try_to_set(
     w: &mut AwWorld,
-    subject: Subject,
+    subject: Whose,
     path: String,
     value: String,
 ) -> anyhow::Result<()> {
@@ -246,12 +246,12 @@ async fn try_to_set(
     Ok(())
 }
 
-#[then(regex = r#"^(it|the AppWrapper(?: "[^"]+")?) is refused with "([^"]+)" at "([^"]+)"$"#)]
+#[then(expr = "{subject} is refused with {quoted} at {quoted}")]
 async fn refused(
     w: &mut AwWorld,
     _subject: Subject,
-    message: String,
-    field: String,
+    message: Quoted,
+    field: Quoted,
 ) -> anyhow::Result<()> {
     let status = match &w.attempt {
         Some(Attempt::Refused(status)) => status,
@@ -262,7 +262,7 @@ async fn refused(
     // `Forbidden`, the field named only in the message (`<field>: <Type>: <detail>`).
     let found = status.code == 403
         && status.reason == "Forbidden"
-        && status.message.contains(&message)
+        && status.message.contains(message.as_str())
         && status.message.contains(&format!("{field}: "));
     anyhow::ensure!(
         found,
@@ -274,7 +274,7 @@ async fn refused(
     Ok(())
 }
 
-#[then(regex = r#"^(it|the AppWrapper(?: "[^"]+")?) is accepted$"#)]
+#[then(expr = "{subject} is accepted")]
 async fn accepted(w: &mut AwWorld, _subject: Subject) -> anyhow::Result<()> {
     match &w.attempt {
         Some(Attempt::Accepted) => Ok(()),

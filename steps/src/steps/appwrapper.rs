@@ -6,7 +6,7 @@ use cucumber::gherkin::Step;
 use cucumber::{given, when};
 use serde_json::{Value, json};
 
-use super::subject::Subject;
+use super::parameters::{Quoted, Subject, Whose};
 use crate::annotations;
 use crate::api;
 use crate::controller::OWN_CONTROLLER_LABEL;
@@ -82,8 +82,8 @@ fn steer_pods(
     Ok(())
 }
 
-#[given(regex = r#"^(its|the AppWrapper(?: "[^"]+")?'s) pods (.+)$"#)]
-async fn its_pods(w: &mut AwWorld, subject: Subject, behaviour: String) -> anyhow::Result<()> {
+#[given(expr = "{whose} pods {}")]
+async fn its_pods(w: &mut AwWorld, subject: Whose, behaviour: String) -> anyhow::Result<()> {
     steer_pods(w, &subject, None, &behaviour)
 }
 
@@ -101,7 +101,7 @@ fn set_annotation(aw: &mut Value, full_key: &str, value: &str) {
     annotations[full_key] = json!(value);
 }
 
-#[given(regex = r#"^(it|the AppWrapper(?: "[^"]+")?) has the annotations?:$"#)]
+#[given(expr = "{subject} has the annotation(s):")]
 async fn annotations(w: &mut AwWorld, subject: Subject, step: &Step) -> anyhow::Result<()> {
     let table = step
         .table
@@ -115,26 +115,26 @@ async fn annotations(w: &mut AwWorld, subject: Subject, step: &Step) -> anyhow::
     Ok(())
 }
 
-#[given(regex = r#"^(its|the AppWrapper(?: "[^"]+")?'s) annotation "([^"]+)" is "([^"]*)"$"#)]
+#[given(expr = "{whose} annotation {quoted} is {quoted}")]
 async fn annotation(
     w: &mut AwWorld,
-    subject: Subject,
-    key: String,
-    value: String,
+    subject: Whose,
+    key: Quoted,
+    value: Quoted,
 ) -> anyhow::Result<()> {
     set_annotation(w.draft_mut(&subject)?, &annotations::key(&key)?, &value);
     Ok(())
 }
 
-#[given(regex = r#"^(it|the AppWrapper(?: "[^"]+")?) has priority class "([^"]+)"$"#)]
-async fn priority(w: &mut AwWorld, subject: Subject, class: String) -> anyhow::Result<()> {
+#[given(expr = "{subject} has priority class {quoted}")]
+async fn priority(w: &mut AwWorld, subject: Subject, class: Quoted) -> anyhow::Result<()> {
     let aw = w.draft_mut(&subject)?;
     aw["metadata"]["labels"]["kueue.x-k8s.io/priority-class"] = json!(class);
     Ok(())
 }
 
-#[given(regex = r#"^(its|the AppWrapper(?: "[^"]+")?'s) spec.managedBy is "([^"]+)"$"#)]
-async fn managed_by(w: &mut AwWorld, subject: Subject, manager: String) -> anyhow::Result<()> {
+#[given(expr = "{whose} spec.managedBy is {quoted}")]
+async fn managed_by(w: &mut AwWorld, subject: Whose, manager: Quoted) -> anyhow::Result<()> {
     w.draft_mut(&subject)?["spec"]["managedBy"] = json!(manager);
     Ok(())
 }
@@ -218,20 +218,20 @@ pub fn place_pods(aw: &mut Value, label: (&str, &str), toleration: &Value) {
     }
 }
 
-#[given(regex = r#"^(it|the AppWrapper(?: "[^"]+")?) is submitted to the LocalQueue$"#)]
-#[when(regex = r#"^(it|the AppWrapper(?: "[^"]+")?) is submitted to the LocalQueue$"#)]
+#[given(expr = "{subject} is submitted to the LocalQueue")]
+#[when(expr = "{subject} is submitted to the LocalQueue")]
 async fn submitted(w: &mut AwWorld, subject: Subject) -> anyhow::Result<()> {
     submit(w, &subject, Submission::Queued).await
 }
 
-#[given(regex = r#"^(it|the AppWrapper(?: "[^"]+")?) is created outside Kueue$"#)]
-#[when(regex = r#"^(it|the AppWrapper(?: "[^"]+")?) is created outside Kueue$"#)]
+#[given(expr = "{subject} is created outside Kueue")]
+#[when(expr = "{subject} is created outside Kueue")]
 async fn created_unmanaged(w: &mut AwWorld, subject: Subject) -> anyhow::Result<()> {
     submit(w, &subject, Submission::Unmanaged { suspended: false }).await
 }
 
-#[given(regex = r#"^(it|the AppWrapper(?: "[^"]+")?) is created suspended outside Kueue$"#)]
-#[when(regex = r#"^(it|the AppWrapper(?: "[^"]+")?) is created suspended outside Kueue$"#)]
+#[given(expr = "{subject} is created suspended outside Kueue")]
+#[when(expr = "{subject} is created suspended outside Kueue")]
 async fn created_suspended(w: &mut AwWorld, subject: Subject) -> anyhow::Result<()> {
     submit(w, &subject, Submission::Unmanaged { suspended: true }).await
 }
@@ -239,8 +239,8 @@ async fn created_suspended(w: &mut AwWorld, subject: Subject) -> anyhow::Result<
 /// Writes the status as a controller would (a merge patch of the status subresource), for an
 /// AppWrapper no controller manages (`spec.managedBy` names another): what the invariant
 /// monitor must judge, whoever wrote it. `${now}` in the YAML is the current time.
-#[when(regex = r#"^(its|the AppWrapper(?: "[^"]+")?'s) status is written as:$"#)]
-async fn write_status(w: &mut AwWorld, subject: Subject, step: &Step) -> anyhow::Result<()> {
+#[when(expr = "{whose} status is written as:")]
+async fn write_status(w: &mut AwWorld, subject: Whose, step: &Step) -> anyhow::Result<()> {
     let name = w.select(&subject)?;
     let text = step
         .docstring
@@ -260,8 +260,8 @@ async fn write_status(w: &mut AwWorld, subject: Subject, step: &Step) -> anyhow:
     Ok(())
 }
 
-#[when(regex = r#"^(its|the AppWrapper(?: "[^"]+")?'s) spec.suspend is set to (true|false)$"#)]
-async fn set_suspend(w: &mut AwWorld, subject: Subject, suspend: bool) -> anyhow::Result<()> {
+#[when(expr = "{whose} spec.suspend is set to {word}")]
+async fn set_suspend(w: &mut AwWorld, subject: Whose, suspend: bool) -> anyhow::Result<()> {
     let name = w.select(&subject)?;
     api::patch_appwrapper(
         &w.client,
@@ -274,12 +274,12 @@ async fn set_suspend(w: &mut AwWorld, subject: Subject, suspend: bool) -> anyhow
     Ok(())
 }
 
-#[when(regex = r#"^(its|the AppWrapper(?: "[^"]+")?'s) annotation "([^"]+)" is set to "([^"]*)"$"#)]
+#[when(expr = "{whose} annotation {quoted} is set to {quoted}")]
 async fn set_live_annotation(
     w: &mut AwWorld,
-    subject: Subject,
-    key: String,
-    value: String,
+    subject: Whose,
+    key: Quoted,
+    value: Quoted,
 ) -> anyhow::Result<()> {
     let name = w.select(&subject)?;
     let patch = json!({"metadata": {"annotations": {annotations::key(&key)?: value}}});
@@ -288,7 +288,7 @@ async fn set_live_annotation(
     Ok(())
 }
 
-#[when(regex = r#"^(it|the AppWrapper(?: "[^"]+")?) is deleted$"#)]
+#[when(expr = "{subject} is deleted")]
 async fn deleted(w: &mut AwWorld, subject: Subject) -> anyhow::Result<()> {
     let name = w.select(&subject)?;
     api::appwrappers(&w.client, &w.ns)
@@ -299,8 +299,8 @@ async fn deleted(w: &mut AwWorld, subject: Subject) -> anyhow::Result<()> {
     Ok(())
 }
 
-#[when(regex = r#"^(its|the AppWrapper(?: "[^"]+")?'s) wrapped (\w+) is deleted$"#)]
-async fn component_deleted(w: &mut AwWorld, subject: Subject, kind: String) -> anyhow::Result<()> {
+#[when(expr = "{whose} wrapped {word} is deleted")]
+async fn component_deleted(w: &mut AwWorld, subject: Whose, kind: String) -> anyhow::Result<()> {
     let name = w.select(&subject)?;
     let aw = w.existing(&name).await?;
     let (api_version, kind, object) = api::components_of(&aw)

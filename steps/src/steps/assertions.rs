@@ -8,7 +8,7 @@ use k8s_openapi::api::core::v1::Event;
 use kube::api::{Api, ListParams};
 use serde_json::{Value, json};
 
-use super::subject::Subject;
+use super::parameters::{ConditionStatus, Deadline, Quoted, Reason, Subject, Whose, Within};
 use super::{deadline_of, patience, secs};
 use crate::api::phase_of;
 use crate::matcher;
@@ -87,14 +87,12 @@ pub async fn reach_phase(
     .await
 }
 
-#[then(
-    regex = r#"^(it|the AppWrapper(?: "[^"]+")?) reaches phase (\w+) within (\d+ seconds?|(?:the|\d+) detection periods?(?: plus \d+ seconds?)?)$"#
-)]
+#[then(expr = "{subject} reaches phase {word} within {deadline}")]
 async fn reaches(
     w: &mut AwWorld,
     subject: Subject,
     target: String,
-    deadline: String,
+    deadline: Deadline,
 ) -> anyhow::Result<()> {
     let name = w.select(&subject)?;
     let target = phase(&target)?;
@@ -103,7 +101,7 @@ async fn reaches(
     Ok(())
 }
 
-#[then(regex = r#"^(it|the AppWrapper(?: "[^"]+")?) is in phase (\w+)$"#)]
+#[then(expr = "{subject} is in phase {word}")]
 async fn is_in_phase(w: &mut AwWorld, subject: Subject, target: String) -> anyhow::Result<()> {
     let name = w.select(&subject)?;
     let target = phase(&target)?;
@@ -118,7 +116,7 @@ async fn is_in_phase(w: &mut AwWorld, subject: Subject, target: String) -> anyho
     Ok(())
 }
 
-#[then(regex = r#"^(it|the AppWrapper(?: "[^"]+")?) stays (\w+) for (\d+) seconds$"#)]
+#[then(expr = "{subject} stays {word} for {int} seconds")]
 async fn stays(
     w: &mut AwWorld,
     subject: Subject,
@@ -213,13 +211,11 @@ pub fn expected_yaml(w: &AwWorld, step: &Step) -> anyhow::Result<Value> {
     ))
 }
 
-#[then(
-    regex = r#"^(it|the AppWrapper(?: "[^"]+")?) matches(?: within (\d+ seconds?|(?:the|\d+) detection periods?(?: plus \d+ seconds?)?))?:$"#
-)]
+#[then(expr = "{subject} matches{within}:")]
 async fn matches(
     w: &mut AwWorld,
     subject: Subject,
-    seconds: String,
+    seconds: Within,
     step: &Step,
 ) -> anyhow::Result<()> {
     let name = w.select(&subject)?;
@@ -227,7 +223,7 @@ async fn matches(
     appwrapper_matches(w, &name, &expected, patience(&seconds)?).await
 }
 
-#[then(regex = r#"^(it|the AppWrapper(?: "[^"]+")?) keeps matching for (\d+) seconds:$"#)]
+#[then(expr = "{subject} keeps matching for {int} seconds:")]
 async fn keeps_matching_for(
     w: &mut AwWorld,
     subject: Subject,
@@ -248,16 +244,14 @@ async fn keeps_matching_for(
     Ok(())
 }
 
-#[then(
-    regex = r#"^(its|the AppWrapper(?: "[^"]+")?'s) (\w+) condition is (True|False|Unknown)(?: with reason (\w+))?(?: within (\d+ seconds?|(?:the|\d+) detection periods?(?: plus \d+ seconds?)?))?$"#
-)]
+#[then(expr = "{whose} {word} condition is {status}{reason}{within}")]
 async fn condition(
     w: &mut AwWorld,
-    subject: Subject,
+    subject: Whose,
     type_: String,
-    status: String,
-    reason: String,
-    seconds: String,
+    status: ConditionStatus,
+    reason: Reason,
+    seconds: Within,
 ) -> anyhow::Result<()> {
     let name = w.select(&subject)?;
     let mut condition = json!({"type": type_, "status": status});
@@ -284,8 +278,8 @@ async fn appwrapper_matches(
     Ok(())
 }
 
-#[then(regex = r#"^(its|the AppWrapper(?: "[^"]+")?'s) resettingCount is (\d+)$"#)]
-async fn resetting_count(w: &mut AwWorld, subject: Subject, count: i64) -> anyhow::Result<()> {
+#[then(expr = "{whose} resettingCount is {int}")]
+async fn resetting_count(w: &mut AwWorld, subject: Whose, count: i64) -> anyhow::Result<()> {
     let name = w.select(&subject)?;
     let aw = w.existing(&name).await?;
     let found = aw["status"]["resettingCount"].as_i64().unwrap_or(0);
@@ -298,15 +292,13 @@ async fn resetting_count(w: &mut AwWorld, subject: Subject, count: i64) -> anyho
     Ok(())
 }
 
-#[then(
-    regex = r#"^(it|the AppWrapper(?: "[^"]+")?) has an event (\w+) containing "([^"]*)"(?: within (\d+ seconds?|(?:the|\d+) detection periods?(?: plus \d+ seconds?)?))?$"#
-)]
+#[then(expr = "{subject} has an event {word} containing {quoted}{within}")]
 async fn event(
     w: &mut AwWorld,
     subject: Subject,
     reason: String,
-    text: String,
-    seconds: String,
+    text: Quoted,
+    seconds: Within,
 ) -> anyhow::Result<()> {
     let name = w.select(&subject)?;
     let what = format!("an event {reason} containing {text:?} on AppWrapper {name}");

@@ -8,7 +8,7 @@ use kube::api::{Api, DynamicObject, Patch, PatchParams};
 use serde_json::json;
 
 use super::assertions::{expected_yaml, object_matches};
-use super::subject::Subject;
+use super::parameters::{Number, Subject, Whose, Within};
 use super::{patience, secs};
 use crate::api;
 use crate::harness::FLAVOR_TOLERATION_KEY;
@@ -111,23 +111,21 @@ async fn set_active(w: &mut AwWorld, subject: &Subject, active: bool) -> anyhow:
     Ok(())
 }
 
-#[when(regex = r#"^Kueue deactivates (its|the AppWrapper(?: "[^"]+")?'s) workload$"#)]
-async fn deactivate(w: &mut AwWorld, subject: Subject) -> anyhow::Result<()> {
+#[when(expr = "Kueue deactivates {whose} workload")]
+async fn deactivate(w: &mut AwWorld, subject: Whose) -> anyhow::Result<()> {
     set_active(w, &subject, false).await
 }
 
-#[when(regex = r#"^Kueue reactivates (its|the AppWrapper(?: "[^"]+")?'s) workload$"#)]
-async fn reactivate(w: &mut AwWorld, subject: Subject) -> anyhow::Result<()> {
+#[when(expr = "Kueue reactivates {whose} workload")]
+async fn reactivate(w: &mut AwWorld, subject: Whose) -> anyhow::Result<()> {
     set_active(w, &subject, true).await
 }
 
-#[then(
-    regex = r#"^(its|the AppWrapper(?: "[^"]+")?'s) workload matches(?: within (\d+ seconds?|(?:the|\d+) detection periods?(?: plus \d+ seconds?)?))?:$"#
-)]
+#[then(expr = "{whose} workload matches{within}:")]
 async fn workload_matches(
     w: &mut AwWorld,
-    subject: Subject,
-    seconds: String,
+    subject: Whose,
+    seconds: Within,
     step: &Step,
 ) -> anyhow::Result<()> {
     let name = w.select(&subject)?;
@@ -145,10 +143,8 @@ async fn workload_matches(
 
 /// Read once: Kueue made no Workload of its own for a wrapped object (their controller owner
 /// reference is the AppWrapper), and no second one for the AppWrapper.
-#[then(
-    regex = r#"^(its|the AppWrapper(?: "[^"]+")?'s) workload is the only one in the namespace$"#
-)]
-async fn only_workload(w: &mut AwWorld, subject: Subject) -> anyhow::Result<()> {
+#[then(expr = "{whose} workload is the only one in the namespace")]
+async fn only_workload(w: &mut AwWorld, subject: Whose) -> anyhow::Result<()> {
     let name = w.select(&subject)?;
     let workloads = api::workloads_in(&w.client, &w.ns).await?;
     if let [only] = workloads.as_slice()
@@ -185,10 +181,8 @@ fn owners(object: &DynamicObject) -> String {
         .join(", ")
 }
 
-#[then(
-    regex = r"^the ClusterQueue has (\d+) admitted workloads?(?: within (\d+ seconds?|(?:the|\d+) detection periods?(?: plus \d+ seconds?)?))?$"
-)]
-async fn admitted(w: &mut AwWorld, count: i64, seconds: String) -> anyhow::Result<()> {
+#[then(expr = "the ClusterQueue has {int} admitted workload(s){within}")]
+async fn admitted(w: &mut AwWorld, count: i64, seconds: Within) -> anyhow::Result<()> {
     let api: Api<DynamicObject> =
         Api::all_with(w.client.clone(), &objects::api_resource("ClusterQueue"));
     let (api, cq) = (&api, w.cluster_queue.as_str());
@@ -255,14 +249,12 @@ async fn one_workload_each(w: &mut AwWorld) -> anyhow::Result<()> {
 
 /// The CPU the ClusterQueue has reserved and counts as used, over its flavors, is `count`:
 /// quota accounted once, not twice and not lost.
-#[then(
-    regex = r"^the ClusterQueue reserves (\d+(?:\.\d+)?) CPUs?(?: within (\d+ seconds?|(?:the|\d+) detection periods?(?: plus \d+ seconds?)?))?$"
-)]
-async fn reserves(w: &mut AwWorld, cpus: f64, seconds: String) -> anyhow::Result<()> {
+#[then(expr = "the ClusterQueue reserves {number} CPU(s){within}")]
+async fn reserves(w: &mut AwWorld, cpus: Number, seconds: Within) -> anyhow::Result<()> {
     let api: Api<DynamicObject> =
         Api::all_with(w.client.clone(), &objects::api_resource("ClusterQueue"));
     let (api, cq) = (&api, w.cluster_queue.as_str());
-    let want = cpus;
+    let want = cpus.0;
     wait::expect(
         patience(&seconds)?,
         &format!("{cpus} CPU reserved and used in ClusterQueue {cq}"),

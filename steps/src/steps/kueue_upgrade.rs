@@ -7,7 +7,7 @@ use std::time::Instant;
 use anyhow::Context as _;
 use cucumber::{given, then, when};
 
-use super::subject::Subject;
+use super::parameters::Whose;
 use crate::api;
 use crate::harness::PendingUpgrade;
 use crate::world::AwWorld;
@@ -98,10 +98,8 @@ fn names_and_uids(pods: &[k8s_openapi::api::core::v1::Pod]) -> Vec<(String, Stri
 
 /// The same pods (names and uids) as just before the upgrade, none of them being deleted and
 /// none added.
-#[then(
-    regex = r#"^(its|the AppWrapper(?: "[^"]+")?'s) pods are the ones it had before the upgrade$"#
-)]
-async fn same_pods(w: &mut AwWorld, subject: Subject) -> anyhow::Result<()> {
+#[then(expr = "{whose} pods are the ones it had before the upgrade")]
+async fn same_pods(w: &mut AwWorld, subject: Whose) -> anyhow::Result<()> {
     let name = w.select(&subject)?;
     let before = w
         .pods_before_upgrade

@@ -1,5 +1,5 @@
 //! Step definitions, by area. Steps name AppWrappers as `it` / `its` / `the AppWrapper "x"`
-//! (see [`subject`]); `Given` steps describe an AppWrapper before it is submitted, `When` steps
+//! (see [`parameters`]); `Given` steps describe an AppWrapper before it is submitted, `When` steps
 //! act on the cluster, `Then` steps assert. An assertion without `within N seconds` reads the
 //! state once, as the previous step left it; with it, it polls until the state holds (for a
 //! state reached asynchronously). `reaches phase` always names its deadline.
@@ -26,8 +26,8 @@ pub mod kueue_upgrade;
 pub mod monitor;
 pub mod nodes;
 pub mod objects;
+pub mod parameters;
 pub mod pods;
-pub mod subject;
 pub mod timing_windows;
 pub mod unowned_objects;
 

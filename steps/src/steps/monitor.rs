@@ -3,8 +3,8 @@
 use appwrapper_controller::api::Phase;
 use cucumber::then;
 
+use super::parameters::{ConditionStatus, Reason, Subject, Whose, WithinSeconds};
 use super::secs;
-use super::subject::Subject;
 use crate::wait::{self, Check};
 use crate::world::AwWorld;
 
@@ -29,7 +29,7 @@ fn seen(w: &AwWorld, name: &str) -> String {
 
 /// Only an edge seen from one watch event to the next counts, not one inferred across a
 /// re-list of the watch.
-#[then(regex = r#"^the monitor saw (it|the AppWrapper(?: "[^"]+")?) go from (\w+) to (\w+)$"#)]
+#[then(expr = "the monitor saw {subject} go from {word} to {word}")]
 async fn saw_edge(
     w: &mut AwWorld,
     subject: Subject,
@@ -55,7 +55,7 @@ async fn saw_edge(
 
 /// Once it reached `phase`, the monitor saw no change out of it, seen directly or inferred
 /// across a re-list of its watch.
-#[then(regex = r#"^the monitor saw (it|the AppWrapper(?: "[^"]+")?) never leave (\w+)$"#)]
+#[then(expr = "the monitor saw {subject} never leave {word}")]
 async fn never_left(w: &mut AwWorld, subject: Subject, phase_name: String) -> anyhow::Result<()> {
     let name = w.select(&subject)?;
     let held = phase(&phase_name)?;
@@ -84,16 +84,14 @@ async fn never_left(w: &mut AwWorld, subject: Subject, phase_name: String) -> an
 /// A state the controller may hold only briefly (a condition between two writes of one
 /// reconcile's aftermath) is asserted from what the monitor observed, not by polling after
 /// the fact: the watch sees every write, a poll only the states it happens to land on.
-#[then(
-    regex = r#"^the monitor saw (its|the AppWrapper(?: "[^"]+")?'s) (\w+) condition (True|False|Unknown)(?: with reason (\w+))?(?: within (\d+) seconds)?$"#
-)]
+#[then(expr = "the monitor saw {whose} {word} condition {status}{reason}{within_seconds}")]
 async fn saw_condition(
     w: &mut AwWorld,
-    subject: Subject,
+    subject: Whose,
     kind: String,
-    status: String,
-    reason: String,
-    seconds: String,
+    status: ConditionStatus,
+    reason: Reason,
+    seconds: WithinSeconds,
 ) -> anyhow::Result<()> {
     let name = w.select(&subject)?;
     let reason = (!reason.is_empty()).then_some(reason);

@@ -8,9 +8,9 @@ use k8s_openapi::api::core::v1::{Node, Taint};
 use kube::api::{Api, Patch, PatchParams};
 use serde_json::json;
 
+use super::parameters::{Gpus, Label, Quoted, Subject, Whose, Within};
 use super::patience;
 use super::pods::{describe, running_pods};
-use super::subject::Subject;
 use crate::api::{self, pod_phase};
 use crate::wait::{self, Check};
 use crate::world::{AwWorld, Undo};
@@ -30,10 +30,8 @@ async fn node_of(w: &mut AwWorld, subject: &Subject) -> anyhow::Result<String> {
 /// The label and the taint that keep a scenario's own node to its own pods.
 const OWN_NODE_KEY: &str = "awconf.dev/own-node";
 
-#[given(
-    regex = r#"^(it|the AppWrapper(?: "[^"]+")?) has a node of its own(?: with (\d+) GPUs?)?$"#
-)]
-async fn node_of_their_own(w: &mut AwWorld, subject: Subject, gpus: String) -> anyhow::Result<()> {
+#[given(expr = "{subject} has a node of its own{gpus}")]
+async fn node_of_their_own(w: &mut AwWorld, subject: Subject, gpus: Gpus) -> anyhow::Result<()> {
     let name = w.select(&subject)?;
     let node = format!("own-{}", w.ns);
     let gpus = if gpus.is_empty() { 0 } else { gpus.parse()? };
@@ -87,15 +85,9 @@ async fn node_of_their_own(w: &mut AwWorld, subject: Subject, gpus: String) -> a
     Ok(())
 }
 
-#[when(
-    regex = r#"^the node of (its|the AppWrapper(?: "[^"]+")?'s) pod is labelled "([^"=]+)=([^"]*)"$"#
-)]
-async fn labelled(
-    w: &mut AwWorld,
-    subject: Subject,
-    key: String,
-    value: String,
-) -> anyhow::Result<()> {
+#[when(expr = "the node of {whose} pod is labelled {label}")]
+async fn labelled(w: &mut AwWorld, subject: Whose, label: Label) -> anyhow::Result<()> {
+    let Label { key, value } = label;
     let node = node_of(w, &subject).await?;
     Api::<Node>::all(w.client.clone())
         .patch(
@@ -113,13 +105,11 @@ async fn labelled(
     Ok(())
 }
 
-#[when(
-    regex = r#"^the node of (its|the AppWrapper(?: "[^"]+")?'s) pod gets a NoExecute taint "([^"]+)"$"#
-)]
-async fn tainted(w: &mut AwWorld, subject: Subject, key: String) -> anyhow::Result<()> {
+#[when(expr = "the node of {whose} pod gets a NoExecute taint {quoted}")]
+async fn tainted(w: &mut AwWorld, subject: Whose, key: Quoted) -> anyhow::Result<()> {
     let node = node_of(w, &subject).await?;
     let taint = Taint {
-        key: key.clone(),
+        key: key.to_string(),
         effect: "NoExecute".into(),
         value: Some("awconf".into()),
         time_added: None,
@@ -127,14 +117,14 @@ async fn tainted(w: &mut AwWorld, subject: Subject, key: String) -> anyhow::Resu
     clusters::nodes::taint(&w.client, &node, taint).await?;
     w.undo.push(Undo::NodeTaint {
         node: node.clone(),
-        key: key.clone(),
+        key: key.to_string(),
     });
     w.note(format!("tainted node {node} {key}:NoExecute"));
     Ok(())
 }
 
-#[when(regex = r#"^the node of (its|the AppWrapper(?: "[^"]+")?'s) pod becomes NotReady$"#)]
-async fn not_ready(w: &mut AwWorld, subject: Subject) -> anyhow::Result<()> {
+#[when(expr = "the node of {whose} pod becomes NotReady")]
+async fn not_ready(w: &mut AwWorld, subject: Whose) -> anyhow::Result<()> {
     let node = node_of(w, &subject).await?;
     clusters::nodes::make_not_ready(&w.client, &node).await?;
     w.undo.push(Undo::NodeNotReady { node: node.clone() });
@@ -142,10 +132,8 @@ async fn not_ready(w: &mut AwWorld, subject: Subject) -> anyhow::Result<()> {
     Ok(())
 }
 
-#[then(
-    regex = r#"^(its|the AppWrapper(?: "[^"]+")?'s) pods run on another node(?: within (\d+ seconds?|(?:the|\d+) detection periods?(?: plus \d+ seconds?)?))?$"#
-)]
-async fn another_node(w: &mut AwWorld, subject: Subject, seconds: String) -> anyhow::Result<()> {
+#[then(expr = "{whose} pods run on another node{within}")]
+async fn another_node(w: &mut AwWorld, subject: Whose, seconds: Within) -> anyhow::Result<()> {
     let name = w.select(&subject)?;
     let avoid = w.last_node.clone().context("no node was named before")?;
     let (client, ns, aw, avoid) = (&w.client, w.ns.as_str(), name.as_str(), avoid.as_str());

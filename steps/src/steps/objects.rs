@@ -9,8 +9,8 @@ use kube::api::{Api, DeleteParams, PostParams};
 use serde_json::json;
 
 use super::assertions::{expected_yaml, object_matches};
+use super::parameters::{PodPhase, Subject, Whose, Within};
 use super::pods::describe;
-use super::subject::Subject;
 use super::{patience, secs};
 use crate::api::{self, pod_phase};
 use crate::matcher;
@@ -114,15 +114,13 @@ async fn allows_again(w: &mut AwWorld, what: String) -> anyhow::Result<()> {
     Ok(())
 }
 
-#[then(
-    regex = r#"^(\d+) pods? of (it|the AppWrapper(?: "[^"]+")?) (?:is|are) (Running|Pending|Succeeded|Failed)(?: within (\d+ seconds?|(?:the|\d+) detection periods?(?: plus \d+ seconds?)?))?$"#
-)]
+#[then(expr = "{int} pod(s) of {subject} is/are {pod_phase}{within}")]
 async fn pods_in_phase(
     w: &mut AwWorld,
     count: usize,
     subject: Subject,
-    phase: String,
-    seconds: String,
+    phase: PodPhase,
+    seconds: Within,
 ) -> anyhow::Result<()> {
     let name = w.select(&subject)?;
     let (client, ns, aw, wanted) = (&w.client, w.ns.as_str(), name.as_str(), phase.as_str());
@@ -142,10 +140,8 @@ async fn pods_in_phase(
     .await
 }
 
-#[then(
-    regex = r#"^no pod of (it|the AppWrapper(?: "[^"]+")?) remains(?: within (\d+ seconds?|(?:the|\d+) detection periods?(?: plus \d+ seconds?)?))?$"#
-)]
-async fn no_pod(w: &mut AwWorld, subject: Subject, seconds: String) -> anyhow::Result<()> {
+#[then(expr = "no pod of {subject} remains{within}")]
+async fn no_pod(w: &mut AwWorld, subject: Subject, seconds: Within) -> anyhow::Result<()> {
     let name = w.select(&subject)?;
     let (client, ns, aw) = (&w.client, w.ns.as_str(), name.as_str());
     wait::expect(
@@ -163,10 +159,8 @@ async fn no_pod(w: &mut AwWorld, subject: Subject, seconds: String) -> anyhow::R
     .await
 }
 
-#[then(
-    regex = r#"^no wrapped object of (it|the AppWrapper(?: "[^"]+")?) remains(?: within (\d+ seconds?|(?:the|\d+) detection periods?(?: plus \d+ seconds?)?))?$"#
-)]
-async fn no_object(w: &mut AwWorld, subject: Subject, seconds: String) -> anyhow::Result<()> {
+#[then(expr = "no wrapped object of {subject} remains{within}")]
+async fn no_object(w: &mut AwWorld, subject: Subject, seconds: Within) -> anyhow::Result<()> {
     let name = w.select(&subject)?;
     let aw = w.existing(&name).await?;
     let (client, ns, aw) = (&w.client, w.ns.as_str(), &aw);
@@ -185,13 +179,11 @@ async fn no_object(w: &mut AwWorld, subject: Subject, seconds: String) -> anyhow
     .await
 }
 
-#[then(
-    regex = r#"^(its|the AppWrapper(?: "[^"]+")?'s) pods match(?: within (\d+ seconds?|(?:the|\d+) detection periods?(?: plus \d+ seconds?)?))?:$"#
-)]
+#[then(expr = "{whose} pods match{within}:")]
 async fn pods_match(
     w: &mut AwWorld,
-    subject: Subject,
-    seconds: String,
+    subject: Whose,
+    seconds: Within,
     step: &Step,
 ) -> anyhow::Result<()> {
     let name = w.select(&subject)?;
@@ -202,13 +194,11 @@ async fn pods_match(
 
 /// The pods of component N (1-based, in `status.componentStatus`): the Pod itself, or the pods
 /// the object owns directly (a Job's, a StatefulSet's; not a Deployment's).
-#[then(
-    regex = r#"^the pods of (?:its )?component (\d+) match(?: within (\d+ seconds?|(?:the|\d+) detection periods?(?: plus \d+ seconds?)?))?:$"#
-)]
+#[then(expr = "the pods of (its )component {int} match{within}:")]
 async fn component_pods_match(
     w: &mut AwWorld,
     index: usize,
-    seconds: String,
+    seconds: Within,
     step: &Step,
 ) -> anyhow::Result<()> {
     let name = w.select(&Subject(None))?;
@@ -278,14 +268,12 @@ async fn all_pods_match(
     .await
 }
 
-#[then(
-    regex = r#"^(its|the AppWrapper(?: "[^"]+")?'s) wrapped (\w+) matches(?: within (\d+ seconds?|(?:the|\d+) detection periods?(?: plus \d+ seconds?)?))?:$"#
-)]
+#[then(expr = "{whose} wrapped {word} matches{within}:")]
 async fn wrapped_matches(
     w: &mut AwWorld,
-    subject: Subject,
+    subject: Whose,
     kind: String,
-    seconds: String,
+    seconds: Within,
     step: &Step,
 ) -> anyhow::Result<()> {
     let name = w.select(&subject)?;
@@ -308,14 +296,12 @@ async fn wrapped_matches(
     Ok(())
 }
 
-#[then(
-    regex = r#"^(it|the AppWrapper(?: "[^"]+")?) is gone(?: within (\d+ seconds?|(?:the|\d+) detection periods?(?: plus \d+ seconds?)?))?$"#
-)]
-async fn gone(w: &mut AwWorld, subject: Subject, seconds: String) -> anyhow::Result<()> {
+#[then(expr = "{subject} is gone{within}")]
+async fn gone(w: &mut AwWorld, subject: Subject, within: Within) -> anyhow::Result<()> {
     let name = w.select(&subject)?;
     let (world, aw) = (&*w, name.as_str());
     wait::expect(
-        patience(&seconds)?,
+        patience(&within.0)?,
         &format!("AppWrapper {name} to be gone"),
         move || async move {
             Ok(match world.appwrapper(aw).await? {

@@ -8,8 +8,8 @@ use k8s_openapi::api::core::v1::Pod;
 use kube::api::{Api, DeleteParams, Patch, PatchParams};
 use serde_json::{Value, json};
 
+use super::parameters::{PodOutcome, Whose};
 use super::secs;
-use super::subject::Subject;
 use crate::api::{self, pod_phase};
 use crate::fixtures::{HOLD_FINALIZER, PodSteer};
 use crate::wait::{self, Check};
@@ -81,8 +81,8 @@ async fn steer(w: &AwWorld, pod: &Pod, steer: &PodSteer) -> anyhow::Result<()> {
     Ok(())
 }
 
-#[when(regex = r#"^(its|the AppWrapper(?: "[^"]+")?'s) pods (succeed|fail with exit code \d+)$"#)]
-async fn pods_do(w: &mut AwWorld, subject: Subject, behaviour: String) -> anyhow::Result<()> {
+#[when(expr = "{whose} pods {outcome}")]
+async fn pods_do(w: &mut AwWorld, subject: Whose, behaviour: PodOutcome) -> anyhow::Result<()> {
     let name = w.select(&subject)?;
     let behaviour: PodSteer = behaviour.parse().map_err(anyhow::Error::msg)?;
     let pods = running_pods(w, &name).await?;
@@ -96,8 +96,8 @@ async fn pods_do(w: &mut AwWorld, subject: Subject, behaviour: String) -> anyhow
     Ok(())
 }
 
-#[when(regex = r#"^one of (its|the AppWrapper(?: "[^"]+")?'s) pods fails with exit code (\d+)$"#)]
-async fn one_pod_fails(w: &mut AwWorld, subject: Subject, code: i32) -> anyhow::Result<()> {
+#[when(expr = "one of {whose} pods fails with exit code {int}")]
+async fn one_pod_fails(w: &mut AwWorld, subject: Whose, code: i32) -> anyhow::Result<()> {
     let name = w.select(&subject)?;
     let pods = running_pods(w, &name).await?;
     let pod = pods.first().context("no running pod")?;
@@ -117,8 +117,8 @@ async fn one_pod_fails(w: &mut AwWorld, subject: Subject, code: i32) -> anyhow::
     Ok(())
 }
 
-#[when(regex = r#"^(its|the AppWrapper(?: "[^"]+")?'s) pods are deleted$"#)]
-async fn pods_deleted(w: &mut AwWorld, subject: Subject) -> anyhow::Result<()> {
+#[when(expr = "{whose} pods are deleted")]
+async fn pods_deleted(w: &mut AwWorld, subject: Whose) -> anyhow::Result<()> {
     let name = w.select(&subject)?;
     let pods = api::pods_of(&w.client, &w.ns, &name).await?;
     let api = Api::<Pod>::namespaced(w.client.clone(), &w.ns);
@@ -156,8 +156,8 @@ pub async fn release(
     Ok(released)
 }
 
-#[when(regex = r#"^the finalizer of (its|the AppWrapper(?: "[^"]+")?'s) pods is removed$"#)]
-async fn finalizer_removed(w: &mut AwWorld, subject: Subject) -> anyhow::Result<()> {
+#[when(expr = "the finalizer of {whose} pods is removed")]
+async fn finalizer_removed(w: &mut AwWorld, subject: Whose) -> anyhow::Result<()> {
     let name = w.select(&subject)?;
     let pods = api::pods_of(&w.client, &w.ns, &name).await?;
     let released = release(&w.client, &w.ns, &pods).await?;

@@ -26,8 +26,8 @@ use k8s_openapi::api::core::v1::Pod;
 use serde_json::Value;
 
 use super::assertions::{expected_yaml, state_view};
+use super::parameters::{Subject, Whose};
 use super::pods::describe;
-use super::subject::Subject;
 use crate::api::{self, phase_of};
 use crate::matcher;
 use crate::wait::{Check, POLL};
@@ -46,7 +46,11 @@ fn late_slack(span: f64) -> f64 {
 }
 
 /// The moment a window is measured from.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, cucumber::Parameter)]
+#[param(
+    name = "moment",
+    regex = "was created|was deployed|became Unhealthy|began deleting|paused deletion"
+)]
 pub enum Moment {
     /// The AppWrapper's `metadata.creationTimestamp`: admission follows it within Kueue's
     /// latency, so it bounds from below what comes at deployment.
@@ -262,9 +266,8 @@ fn window_of(
     subject: &Subject,
     from: u64,
     to: u64,
-    since: &str,
+    since: Moment,
 ) -> anyhow::Result<(Moment, String, Window)> {
-    let since: Moment = since.parse().map_err(anyhow::Error::msg)?;
     Ok((since, w.select(subject)?, Window { from, to }))
 }
 
@@ -340,18 +343,16 @@ where
     .await
 }
 
-#[then(
-    regex = r#"^(it|the AppWrapper(?: "[^"]+")?) reaches phase (\w+) between (\d+) and (\d+) seconds after it (was created|was deployed|became Unhealthy|began deleting|paused deletion)$"#
-)]
+#[then(expr = "{subject} reaches phase {word} between {int} and {int} seconds after it {moment}")]
 async fn reaches_between(
     w: &mut AwWorld,
     subject: Subject,
     target: String,
     from: u64,
     to: u64,
-    since: String,
+    since: Moment,
 ) -> anyhow::Result<()> {
-    let (since, name, window) = window_of(w, &subject, from, to, &since)?;
+    let (since, name, window) = window_of(w, &subject, from, to, since)?;
     let target: Phase = target.parse().map_err(anyhow::Error::msg)?;
     let seen = appwrapper_arrives(w, &name, &format!("phase {target}"), since, window, |aw| {
         if phase_of(aw) == target.as_str() {
@@ -368,18 +369,16 @@ async fn reaches_between(
     Ok(())
 }
 
-#[then(
-    regex = r#"^(it|the AppWrapper(?: "[^"]+")?) matches between (\d+) and (\d+) seconds after it (was created|was deployed|became Unhealthy|began deleting|paused deletion):$"#
-)]
+#[then(expr = "{subject} matches between {int} and {int} seconds after it {moment}:")]
 async fn matches_between(
     w: &mut AwWorld,
     subject: Subject,
     from: u64,
     to: u64,
-    since: String,
+    since: Moment,
     step: &Step,
 ) -> anyhow::Result<()> {
-    let (since, name, window) = window_of(w, &subject, from, to, &since)?;
+    let (since, name, window) = window_of(w, &subject, from, to, since)?;
     let expected = expected_yaml(w, step)?;
     let seen = appwrapper_arrives(w, &name, "a match", since, window, |aw| {
         if matcher::matches(&expected, aw) {
@@ -403,17 +402,15 @@ async fn matches_between(
 /// The labelled pods the step found when it began are all gone: what a deletion that waits out
 /// a pause or a grace period delays, so their going is bounded below by it. Pods created
 /// after the step began (a reset that deploys again at once) do not count.
-#[then(
-    regex = r#"^(its|the AppWrapper(?: "[^"]+")?'s) pods are gone between (\d+) and (\d+) seconds after it (was created|was deployed|became Unhealthy|began deleting|paused deletion)$"#
-)]
+#[then(expr = "{whose} pods are gone between {int} and {int} seconds after it {moment}")]
 async fn pods_gone_between(
     w: &mut AwWorld,
-    subject: Subject,
+    subject: Whose,
     from: u64,
     to: u64,
-    since: String,
+    since: Moment,
 ) -> anyhow::Result<()> {
-    let (since, name, window) = window_of(w, &subject, from, to, &since)?;
+    let (since, name, window) = window_of(w, &subject, from, to, since)?;
     let (client, ns, aw) = (&w.client, w.ns.as_str(), name.as_str());
     let mut watched: Option<Vec<String>> = None;
     let seen = arrives(w, &name, "no pod left", since, window, async || {
@@ -448,17 +445,19 @@ fn unhealthy_after(aw: &Value, since: Moment) -> Result<f64, String> {
     Ok(seconds_between(origin, unhealthy))
 }
 
-#[then(
-    regex = r#"^(it|the AppWrapper(?: "[^"]+")?) became Unhealthy between (\d+) and (\d+) seconds after it (was created|was deployed)$"#
-)]
+#[then(expr = "{subject} became Unhealthy between {int} and {int} seconds after it {moment}")]
 async fn unhealthy_between(
     w: &mut AwWorld,
     subject: Subject,
     from: u64,
     to: u64,
-    since: String,
+    since: Moment,
 ) -> anyhow::Result<()> {
-    let (since, name, window) = window_of(w, &subject, from, to, &since)?;
+    anyhow::ensure!(
+        matches!(since, Moment::Created | Moment::Deployed),
+        "`became Unhealthy` is measured from when it was created or was deployed, not {since:?}"
+    );
+    let (since, name, window) = window_of(w, &subject, from, to, since)?;
     let aw = w.existing(&name).await?;
     let elapsed = unhealthy_after(&aw, since).map_err(anyhow::Error::msg)?;
     let origin = since.of(&aw).map_err(anyhow::Error::msg)?;
