@@ -436,14 +436,6 @@ async fn delete_namespace(w: &AwWorld) -> anyhow::Result<()> {
             Err(e) => return Err(e.into()),
         }
     }
-    let nodes = Api::<Node>::all(w.client.clone());
-    for node in &w.own_nodes {
-        match nodes.delete(node, &DeleteParams::background()).await {
-            Ok(_) => {}
-            Err(kube::Error::Api(e)) if e.code == 404 => {}
-            Err(e) => return Err(e.into()),
-        }
-    }
     for (resource, name) in &w.own_cluster_objects {
         match Api::<DynamicObject>::all_with(w.client.clone(), resource)
             .delete(name, &DeleteParams::background())

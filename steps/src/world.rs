@@ -61,9 +61,8 @@ pub struct AwWorld {
     pub undo: Vec<Undo>,
     /// The node a step last picked (`the node of its pod`).
     pub last_node: Option<String>,
-    /// Fake nodes made for this scenario alone (deleted with its namespace).
-    pub own_nodes: Vec<String>,
-    /// Other cluster-scoped objects made for this scenario alone (deleted with its namespace).
+    /// Cluster-scoped objects made for this scenario alone (its fake node, its kinds' CRDs and
+    /// roles), deleted with its namespace.
     pub own_cluster_objects: Vec<(kube::api::ApiResource, String)>,
     /// What the steps did, with the time since the scenario started.
     pub journal: Vec<String>,
@@ -121,7 +120,6 @@ impl AwWorld {
             cluster_queue: String::new(),
             queue_spec: ClusterQueueSpec::default(),
             flavors: Vec::new(),
-            own_nodes: Vec::new(),
             own_cluster_objects: Vec::new(),
             drafts: BTreeMap::new(),
             submitted: Vec::new(),

@@ -60,38 +60,15 @@ fn crd(w: &AwWorld, kind: &str) -> anyhow::Result<CustomResourceDefinition> {
 
 #[given(regex = r#"^a kind "(\w+)" of the scenario's own, which the controller may manage$"#)]
 async fn own_kind(w: &mut AwWorld, kind: String) -> anyhow::Result<()> {
-    let crds = Api::<CustomResourceDefinition>::all(w.client.clone());
     let name = crd_name(w, &kind);
-    crds.create(&PostParams::default(), &crd(w, &kind)?)
-        .await
-        .with_context(|| format!("creating CustomResourceDefinition {name}"))?;
     w.own_cluster_objects.push((
         ApiResource::erase::<CustomResourceDefinition>(&()),
         name.clone(),
     ));
+    clusters::crds::install(&w.client, &[crd(w, &kind)?])
+        .await
+        .with_context(|| format!("serving CustomResourceDefinition {name}"))?;
     grant_to_controller(w, &kind).await?;
-    let (crds, name_ref) = (&crds, name.as_str());
-    wait::eventually(
-        Duration::from_secs(30),
-        &format!("CustomResourceDefinition {name} to be Established"),
-        move || async move {
-            let crd = crds.get(name_ref).await?;
-            let established = crd
-                .status
-                .as_ref()
-                .and_then(|s| s.conditions.as_ref())
-                .is_some_and(|cs| {
-                    cs.iter()
-                        .any(|c| c.type_ == "Established" && c.status == "True")
-                });
-            Ok(if established {
-                Check::Done(())
-            } else {
-                Check::NotYet(crate::yaml::render(&crate::api::to_value(&crd.status)))
-            })
-        },
-    )
-    .await?;
     w.note(format!("serving kind {kind} in {}/{VERSION}", group(w)));
     Ok(())
 }

@@ -58,7 +58,8 @@ async fn node_of_their_own(w: &mut AwWorld, subject: Subject, gpus: Gpus) -> any
         .create(&Default::default(), &manifest)
         .await
         .with_context(|| format!("creating node {node}"))?;
-    w.own_nodes.push(node.clone());
+    w.own_cluster_objects
+        .push((kube::api::ApiResource::erase::<Node>(&()), node.clone()));
     let aw = w
         .drafts
         .get_mut(&name)

@@ -260,15 +260,14 @@ pub async fn remember_moments(w: &AwWorld, name: &str) -> anyhow::Result<()> {
     Ok(())
 }
 
-/// What a window step names: its moment, its AppWrapper and its window.
+/// What a window step names: its AppWrapper and its window.
 fn window_of(
     w: &mut AwWorld,
     subject: &Subject,
     from: u64,
     to: u64,
-    since: Moment,
-) -> anyhow::Result<(Moment, String, Window)> {
-    Ok((since, w.select(subject)?, Window { from, to }))
+) -> anyhow::Result<(String, Window)> {
+    Ok((w.select(subject)?, Window { from, to }))
 }
 
 /// Looks until `look` finds what it expects, and places that change in `window` after `since`;
@@ -352,7 +351,7 @@ async fn reaches_between(
     to: u64,
     since: Moment,
 ) -> anyhow::Result<()> {
-    let (since, name, window) = window_of(w, &subject, from, to, since)?;
+    let (name, window) = window_of(w, &subject, from, to)?;
     let target: Phase = target.parse().map_err(anyhow::Error::msg)?;
     let seen = appwrapper_arrives(w, &name, &format!("phase {target}"), since, window, |aw| {
         if phase_of(aw) == target.as_str() {
@@ -378,7 +377,7 @@ async fn matches_between(
     since: Moment,
     step: &Step,
 ) -> anyhow::Result<()> {
-    let (since, name, window) = window_of(w, &subject, from, to, since)?;
+    let (name, window) = window_of(w, &subject, from, to)?;
     let expected = expected_yaml(w, step)?;
     let seen = appwrapper_arrives(w, &name, "a match", since, window, |aw| {
         if matcher::matches(&expected, aw) {
@@ -410,7 +409,7 @@ async fn pods_gone_between(
     to: u64,
     since: Moment,
 ) -> anyhow::Result<()> {
-    let (since, name, window) = window_of(w, &subject, from, to, since)?;
+    let (name, window) = window_of(w, &subject, from, to)?;
     let (client, ns, aw) = (&w.client, w.ns.as_str(), name.as_str());
     let mut watched: Option<Vec<String>> = None;
     let seen = arrives(w, &name, "no pod left", since, window, async || {
@@ -457,7 +456,7 @@ async fn unhealthy_between(
         matches!(since, Moment::Created | Moment::Deployed),
         "`became Unhealthy` is measured from when it was created or was deployed, not {since:?}"
     );
-    let (since, name, window) = window_of(w, &subject, from, to, since)?;
+    let (name, window) = window_of(w, &subject, from, to)?;
     let aw = w.existing(&name).await?;
     let elapsed = unhealthy_after(&aw, since).map_err(anyhow::Error::msg)?;
     let origin = since.of(&aw).map_err(anyhow::Error::msg)?;
