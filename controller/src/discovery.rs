@@ -13,8 +13,8 @@ use kube::discovery::oneshot::pinned_kind;
 
 #[derive(Debug, thiserror::Error)]
 pub enum ResolveError {
-    /// The reference's "no match for kind": the resource type is not served, and has not been
-    /// through every fresh discovery for `unserved_for`.
+    /// The reference's "no match for kind": the resource type is not served, and every fresh
+    /// discovery for `unserved_for` has missed it.
     #[error("no matches for kind \"{kind}\" in version \"{api_version}\"")]
     NoMatch {
         api_version: String,
