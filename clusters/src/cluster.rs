@@ -18,12 +18,18 @@ pub enum ClusterError {
     Kube(#[from] kube::Error),
     #[error("no free ports: {0}")]
     NoFreePorts(#[source] std::io::Error),
+    #[error(transparent)]
+    Kueue(#[from] crate::kueue::KueueError),
+    #[error(transparent)]
+    Crd(#[from] crate::crds::CrdError),
+    #[error(transparent)]
+    FakeNode(#[from] crate::nodes::FakeNodeError),
+    #[error(transparent)]
+    WorkDir(#[from] crate::work_dirs::WorkDirError),
     /// A provider's own error: each provider module defines its type and the conversion, so
     /// that this shared type names none of them.
     #[error(transparent)]
     Provider(Box<dyn std::error::Error + Send + Sync + 'static>),
-    #[error("{0}")]
-    Other(String),
 }
 
 /// What a provider can do; scenarios that need a missing capability are skipped with the reason.

@@ -1,6 +1,6 @@
 //! Installing CustomResourceDefinitions and waiting until they are served.
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition;
@@ -9,14 +9,37 @@ use kube::api::{Api, Patch, PatchParams};
 use crate::cluster::ClusterError;
 use crate::poll::{self, Look};
 
+#[derive(Debug, thiserror::Error)]
+pub enum CrdError {
+    #[error("{}: {source}", path.display())]
+    Read {
+        path: PathBuf,
+        source: std::io::Error,
+    },
+    #[error("{}: {source}", file.display())]
+    Yaml {
+        file: PathBuf,
+        source: Box<serde_saphyr::Error>,
+    },
+    #[error("{}: {source}", file.display())]
+    NotACrd {
+        file: PathBuf,
+        source: serde_json::Error,
+    },
+    #[error("CRD {name} was not Established within {seconds}s")]
+    NotEstablished { name: String, seconds: u64 },
+}
+
 /// How long each CRD may take to be Established after it is applied.
 const ESTABLISHED_WITHIN: Duration = Duration::from_secs(60);
 
 /// Every CRD in the YAML files of `dir`.
-pub fn read_dir(dir: &Path) -> Result<Vec<CustomResourceDefinition>, ClusterError> {
-    let err = |e: String| ClusterError::Other(format!("{}: {e}", dir.display()));
+pub fn read_dir(dir: &Path) -> Result<Vec<CustomResourceDefinition>, CrdError> {
     let mut files: Vec<_> = std::fs::read_dir(dir)
-        .map_err(|e| err(e.to_string()))?
+        .map_err(|source| CrdError::Read {
+            path: dir.to_path_buf(),
+            source,
+        })?
         .flatten()
         .map(|e| e.path())
         .filter(|p| p.extension().is_some_and(|x| x == "yaml"))
@@ -24,15 +47,23 @@ pub fn read_dir(dir: &Path) -> Result<Vec<CustomResourceDefinition>, ClusterErro
     files.sort();
     let mut crds = Vec::new();
     for file in files {
-        let text = std::fs::read_to_string(&file).map_err(|e| err(e.to_string()))?;
-        for doc in serde_saphyr::from_multiple::<serde_json::Value>(&text)
-            .map_err(|e| err(format!("{}: {e}", file.display())))?
-        {
+        let text = std::fs::read_to_string(&file).map_err(|source| CrdError::Read {
+            path: file.clone(),
+            source,
+        })?;
+        let docs = serde_saphyr::from_multiple::<serde_json::Value>(&text).map_err(|e| {
+            CrdError::Yaml {
+                file: file.clone(),
+                source: Box::new(e),
+            }
+        })?;
+        for doc in docs {
             if doc["kind"] == "CustomResourceDefinition" {
-                crds.push(
-                    serde_json::from_value(doc)
-                        .map_err(|e| err(format!("{}: {e}", file.display())))?,
-                );
+                let crd = serde_json::from_value(doc).map_err(|source| CrdError::NotACrd {
+                    file: file.clone(),
+                    source,
+                })?;
+                crds.push(crd);
             }
         }
     }
@@ -75,10 +106,10 @@ pub async fn install(
                 })
             },
             |_| {
-                ClusterError::Other(format!(
-                    "CRD {name} was not Established within {}s",
-                    ESTABLISHED_WITHIN.as_secs()
-                ))
+                ClusterError::from(CrdError::NotEstablished {
+                    name: name.to_string(),
+                    seconds: ESTABLISHED_WITHIN.as_secs(),
+                })
             },
         )
         .await?;

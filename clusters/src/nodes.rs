@@ -53,11 +53,25 @@ impl NodeShape {
 /// The taint of [`NodeShape::tainted`] nodes, the one KWOK's own documentation uses.
 pub const FAKE_NODE_TAINT: (&str, &str, &str) = ("kwok.x-k8s.io/node", "fake", "NoSchedule");
 
+#[derive(Debug, thiserror::Error)]
+pub enum FakeNodeError {
+    #[error("node manifest: {0}")]
+    Manifest(#[source] serde_json::Error),
+    #[error(
+        "only {ready} of {count} fake nodes became Ready and untainted within {seconds}s; see the kwok and kube-controller-manager logs"
+    )]
+    NotSchedulable {
+        ready: String,
+        count: usize,
+        seconds: u64,
+    },
+}
+
 pub fn node_name(index: usize) -> String {
     format!("{NODE_PREFIX}{index}")
 }
 
-pub fn fake_node(name: &str, shape: &NodeShape) -> Result<Node, ClusterError> {
+pub fn fake_node(name: &str, shape: &NodeShape) -> Result<Node, FakeNodeError> {
     let resources = shape.resources();
     let node = json!({
         "apiVersion": "v1",
@@ -87,7 +101,7 @@ pub fn fake_node(name: &str, shape: &NodeShape) -> Result<Node, ClusterError> {
             "nodeInfo": { "architecture": "amd64", "operatingSystem": "linux" },
         },
     });
-    serde_json::from_value(node).map_err(|e| ClusterError::Other(format!("node manifest: {e}")))
+    serde_json::from_value(node).map_err(FakeNodeError::Manifest)
 }
 
 pub async fn create_fake_nodes(
@@ -161,10 +175,11 @@ pub async fn wait_schedulable(
             })
         },
         |ready| {
-            ClusterError::Other(format!(
-                "only {ready} of {count} fake nodes became Ready and untainted within {}s; see the kwok and kube-controller-manager logs",
-                timeout.as_secs()
-            ))
+            ClusterError::from(FakeNodeError::NotSchedulable {
+                ready,
+                count,
+                seconds: timeout.as_secs(),
+            })
         },
     )
     .await

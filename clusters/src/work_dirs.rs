@@ -5,8 +5,15 @@
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicUsize, Ordering};
 
-use crate::cluster::ClusterError;
 use crate::private;
+
+/// A file or directory of a cluster's work directory that could not be made, written or read.
+#[derive(Debug, thiserror::Error)]
+#[error("{}: {source}", path.display())]
+pub struct WorkDirError {
+    pub path: PathBuf,
+    pub source: std::io::Error,
+}
 
 /// `awconf-<pid>-<n>`: the pid lets the local provider's sweep of dead processes' directories
 /// recognise what a cluster left behind.
@@ -22,17 +29,17 @@ pub fn next_cluster_name() -> String {
 
 /// A fresh directory only we can read, `awconf-<pid>-<random>[-<provider>]`: kubeconfigs hold
 /// credentials.
-pub fn create_work_dir(provider: &str) -> Result<PathBuf, ClusterError> {
+pub fn create_work_dir(provider: &str) -> Result<PathBuf, WorkDirError> {
     private::temp_dir(provider).map_err(|e| io(&std::env::temp_dir(), e))
 }
 
 /// A directory the user named (`awconf cluster up --name`), made private.
-pub fn create_named_work_dir(dir: &Path) -> Result<(), ClusterError> {
+pub fn create_named_work_dir(dir: &Path) -> Result<(), WorkDirError> {
     private::create_dir(dir).map_err(|e| io(dir, e))
 }
 
 /// Writes `text` to a file only we can read.
-pub fn write_private(path: &Path, text: &str) -> Result<(), ClusterError> {
+pub fn write_private(path: &Path, text: &str) -> Result<(), WorkDirError> {
     private::write(path, text).map_err(|e| io(path, e))
 }
 
@@ -55,8 +62,11 @@ pub fn remove_work_dir(dir: &Path) {
     }
 }
 
-pub fn io(path: &Path, e: std::io::Error) -> ClusterError {
-    ClusterError::Other(format!("{}: {e}", path.display()))
+pub fn io(path: &Path, source: std::io::Error) -> WorkDirError {
+    WorkDirError {
+        path: path.to_path_buf(),
+        source,
+    }
 }
 
 #[cfg(test)]

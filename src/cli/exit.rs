@@ -74,7 +74,7 @@ mod tests {
         ))
         .context("running the suite");
         assert_eq!(Exit::of(&environment), Exit::Environment);
-        let cluster = anyhow::Error::new(clusters::ClusterError::Other("no kind".into()));
+        let cluster = anyhow::Error::new(clusters::ClusterError::Provider("no kind".into()));
         assert_eq!(Exit::of(&cluster), Exit::Environment);
         assert_eq!(Exit::of(&anyhow::anyhow!("--tags: bad")), Exit::Usage);
     }

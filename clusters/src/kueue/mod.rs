@@ -2,12 +2,14 @@
 //! embedded cluster, with its webhooks registered by URL.
 
 pub mod config;
+mod error;
 pub mod objects;
 mod shared;
 mod source;
 mod version;
 mod webhooks;
 
+use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
@@ -15,9 +17,11 @@ use k8s_openapi::api::admissionregistration::v1::{
     MutatingWebhookConfiguration, ValidatingWebhookConfiguration,
 };
 use k8s_openapi::api::core::v1::Namespace;
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
 use kube::api::{Api, DynamicObject, Patch, PatchParams, PostParams};
 use serde_json::json;
 
+pub use error::KueueError;
 pub use shared::{host, shared, shared_at, test_source, test_version};
 pub use source::{KueueSource, Materialized};
 pub use version::KueueVersion;
@@ -52,8 +56,7 @@ impl Kueue {
     /// Builds Kueue if needed, installs its CRDs and the AppWrapper CRD, starts the manager,
     /// registers its webhooks and waits until they answer.
     pub async fn start(host: KueueHost, source: &KueueSource) -> Result<Self, ClusterError> {
-        let ports = crate::ports::free_ports(2)
-            .map_err(|e| ClusterError::Other(format!("no free ports: {e}")))?;
+        let ports = crate::ports::free_ports(2).map_err(ClusterError::NoFreePorts)?;
         let mut kueue = Self {
             host,
             source: source.clone(),
@@ -64,9 +67,13 @@ impl Kueue {
         let client = kueue.client().await?;
         let aw_crd = appwrapper_controller::crd::appwrapper_crd();
         crate::crds::install(&client, std::slice::from_ref(&aw_crd)).await?;
-        let ns: Namespace =
-            serde_json::from_value(json!({ "metadata": { "name": "kueue-system" } }))
-                .map_err(|e| ClusterError::Other(e.to_string()))?;
+        let ns = Namespace {
+            metadata: ObjectMeta {
+                name: Some("kueue-system".into()),
+                ..Default::default()
+            },
+            ..Default::default()
+        };
         match Api::<Namespace>::all(client.clone())
             .create(&PostParams::default(), &ns)
             .await
@@ -146,16 +153,18 @@ impl Kueue {
             format!("--kubeconfig={}", self.host.kubeconfig.display()),
             "--zap-log-level=info".to_string(),
         ];
-        let binary = built.binary.clone();
         let process = Process::start(
             "kueue",
-            &binary,
+            &built.binary,
             &args,
             &[],
             &self.log_path(),
             self.host.detached,
         )
-        .map_err(|e| ClusterError::Other(format!("cannot start {}: {e}", binary.display())))?;
+        .map_err(|source| KueueError::Start {
+            binary: built.binary.clone(),
+            source,
+        })?;
         let process = self.process.insert(process);
         let ready = format!("http://127.0.0.1:{}/readyz", self.health_port);
         let http = reqwest::Client::new();
@@ -164,12 +173,15 @@ impl Kueue {
 
         let manifests = built.config.join("components/webhook/manifests.yaml");
         let text = std::fs::read_to_string(&manifests).map_err(|e| io(&manifests, e))?;
-        let docs = serde_saphyr::from_multiple::<serde_json::Value>(&text)
-            .map_err(|e| ClusterError::Other(format!("{}: {e}", manifests.display())))?;
-        let ca = std::fs::read_to_string(self.host.work_dir.join("pki/ca.crt"))
-            .map_err(|e| io(&manifests, e))?;
-        let configs =
-            webhooks::rewrite(docs, self.webhook_port, &ca).map_err(ClusterError::Other)?;
+        let docs = serde_saphyr::from_multiple::<serde_json::Value>(&text).map_err(|e| {
+            KueueError::Manifests {
+                path: manifests,
+                source: Box::new(e),
+            }
+        })?;
+        let ca_path = self.host.work_dir.join("pki/ca.crt");
+        let ca = std::fs::read_to_string(&ca_path).map_err(|e| io(&ca_path, e))?;
+        let configs = webhooks::rewrite(docs, self.webhook_port, &ca)?;
         apply_webhooks(&client, configs).await?;
         wait_webhook_live(&client, Duration::from_secs(60)).await
     }
@@ -181,17 +193,12 @@ impl Kueue {
         let pair = ca.serving("kueue-webhook", &[], &[])?;
         write_pair(&pair, &dir)?;
         let metrics = Path::new(METRICS_CERT_DIR);
-        crate::private::create_dir(metrics).and_then(|_| {
-            crate::private::write(&metrics.join("tls.crt"), &pair.cert_pem)?;
-            crate::private::write(&metrics.join("tls.key"), &pair.key_pem)
-        })
-        .map_err(|e| {
-            ClusterError::Other(format!(
-                "Kueue reads a metrics certificate from {METRICS_CERT_DIR} (a path it hard-codes) and stops \
-                 without one, but it cannot be written: {e}. Run as root, or create the directory and make it \
-                 writable for this user (sudo mkdir -p {METRICS_CERT_DIR} && sudo chown $USER {METRICS_CERT_DIR})."
-            ))
-        })
+        crate::private::create_dir(metrics)
+            .and_then(|_| {
+                crate::private::write(&metrics.join("tls.crt"), &pair.cert_pem)?;
+                crate::private::write(&metrics.join("tls.key"), &pair.key_pem)
+            })
+            .map_err(|e| KueueError::MetricsCert(e).into())
     }
 }
 
@@ -209,12 +216,13 @@ async fn materialize(cache: &Path, source: &KueueSource) -> Result<Materialized,
     let (source, cache) = (source.clone(), cache.to_path_buf());
     tokio::task::spawn_blocking(move || source.materialize(&cache))
         .await
-        .map_err(|e| ClusterError::Other(e.to_string()))?
+        .map_err(KueueError::Prepare)?
 }
 
 fn write_pair(pair: &crate::pki::CertPair, dir: &Path) -> Result<(), ClusterError> {
     crate::private::write(&dir.join("tls.crt"), &pair.cert_pem).map_err(|e| io(dir, e))?;
-    crate::private::write(&dir.join("tls.key"), &pair.key_pem).map_err(|e| io(dir, e))
+    crate::private::write(&dir.join("tls.key"), &pair.key_pem).map_err(|e| io(dir, e))?;
+    Ok(())
 }
 
 async fn apply_webhooks(
@@ -245,14 +253,13 @@ async fn apply_webhooks(
 async fn wait_webhook_live(client: &kube::Client, timeout: Duration) -> Result<(), ClusterError> {
     let ar = kube::discovery::ApiResource::erase::<appwrapper_controller::api::AppWrapper>(&());
     let api: Api<DynamicObject> = Api::namespaced_with(client.clone(), "default", &ar);
-    let probe: DynamicObject = serde_json::from_value(json!({
-        "apiVersion": "workload.codeflare.dev/v1beta2", "kind": "AppWrapper",
-        "metadata": { "name": "awconf-webhook-probe", "labels": { "kueue.x-k8s.io/queue-name": "probe" } },
+    let mut probe = DynamicObject::new("awconf-webhook-probe", &ar).data(json!({
         "spec": { "suspend": false, "components": [{ "template": {
             "apiVersion": "v1", "kind": "Pod", "metadata": { "name": "probe" },
             "spec": { "containers": [{ "name": "c", "image": "busybox" }] } } }] },
-    }))
-    .map_err(|e| ClusterError::Other(e.to_string()))?;
+    }));
+    let queue = ("kueue.x-k8s.io/queue-name".to_string(), "probe".to_string());
+    probe.metadata.labels = Some(BTreeMap::from([queue]));
     let (api, probe) = (&api, &probe);
     poll::until(
         timeout,
@@ -269,15 +276,18 @@ async fn wait_webhook_live(client: &kube::Client, timeout: Duration) -> Result<(
             })
         },
         |last| {
-            ClusterError::Other(format!(
-                "Kueue's AppWrapper webhook did not answer within {}s: {last}",
-                timeout.as_secs()
-            ))
+            ClusterError::from(KueueError::WebhookSilent {
+                seconds: timeout.as_secs(),
+                last,
+            })
         },
     )
     .await
 }
 
-fn io(path: &Path, e: std::io::Error) -> ClusterError {
-    ClusterError::Other(format!("{}: {e}", path.display()))
+fn io(path: &Path, source: std::io::Error) -> KueueError {
+    KueueError::Io {
+        path: path.to_path_buf(),
+        source,
+    }
 }

@@ -4,6 +4,7 @@ use kube::api::{Api, DynamicObject, Patch, PatchParams};
 use kube::discovery::ApiResource;
 use serde_json::{Value, json};
 
+use super::KueueError;
 use crate::cluster::ClusterError;
 
 pub const API_VERSION: &str = "kueue.x-k8s.io/v1beta2";
@@ -94,9 +95,7 @@ pub async fn apply(client: &kube::Client, object: &Value) -> Result<(), ClusterE
         "LocalQueue" => ("localqueues", true),
         "WorkloadPriorityClass" => ("workloadpriorityclasses", false),
         other => {
-            return Err(ClusterError::Other(format!(
-                "not a Kueue object kind: {other:?}"
-            )));
+            return Err(KueueError::NotAKueueKind(other.to_string()).into());
         }
     };
     let ar = resource(kind, plural);

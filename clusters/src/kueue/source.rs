@@ -5,7 +5,7 @@
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-use super::KueueVersion;
+use super::{KueueError, KueueVersion};
 use crate::cluster::ClusterError;
 use crate::toolchain::{self, Component};
 
@@ -88,7 +88,7 @@ impl KueueSource {
                 })
             }
             KueueSource::Checkout(dir) => {
-                check_checkout(dir).map_err(ClusterError::Other)?;
+                check_checkout(dir)?;
                 let out = checkout_binary(cache, dir);
                 build_checkout(dir, &out)?;
                 Ok(Materialized {
@@ -122,21 +122,17 @@ pub fn gates_known_to(kube_features_go: &str) -> Vec<(&'static str, bool)> {
         .collect()
 }
 
-fn check_checkout(dir: &Path) -> Result<(), String> {
-    let go_mod = std::fs::read_to_string(dir.join("go.mod")).map_err(|e| {
-        format!(
-            "--kueue-source {}: no go.mod ({e}); give the root of a Kueue checkout",
-            dir.display()
-        )
-    })?;
+fn check_checkout(dir: &Path) -> Result<(), KueueError> {
+    let go_mod =
+        std::fs::read_to_string(dir.join("go.mod")).map_err(|source| KueueError::NoGoMod {
+            dir: dir.to_path_buf(),
+            source,
+        })?;
     if !go_mod
         .lines()
         .any(|l| l.trim() == "module sigs.k8s.io/kueue")
     {
-        return Err(format!(
-            "--kueue-source {}: its go.mod is not `module sigs.k8s.io/kueue`",
-            dir.display()
-        ));
+        return Err(KueueError::NotKueue(dir.to_path_buf()));
     }
     Ok(())
 }
@@ -156,11 +152,12 @@ fn checkout_binary(cache: &Path, dir: &Path) -> PathBuf {
         .join("kueue")
 }
 
-fn build_checkout(dir: &Path, out: &Path) -> Result<(), ClusterError> {
-    let err =
-        |m: String| ClusterError::Other(format!("building Kueue from {}: {m}", dir.display()));
+fn build_checkout(dir: &Path, out: &Path) -> Result<(), KueueError> {
     if let Some(parent) = out.parent() {
-        std::fs::create_dir_all(parent).map_err(|e| err(e.to_string()))?;
+        std::fs::create_dir_all(parent).map_err(|source| KueueError::BuildDir {
+            dir: dir.to_path_buf(),
+            source,
+        })?;
     }
     eprintln!(
         "[toolchain] building Kueue from the checkout {} with go build",
@@ -175,12 +172,15 @@ fn build_checkout(dir: &Path, out: &Path) -> Result<(), ClusterError> {
         .arg(out)
         .arg("./cmd/kueue")
         .output()
-        .map_err(|e| err(format!("cannot run go: {e}")))?;
+        .map_err(|source| KueueError::NoGo {
+            dir: dir.to_path_buf(),
+            source,
+        })?;
     if !output.status.success() {
-        return Err(err(format!(
-            "`go build ./cmd/kueue` failed: {}",
-            String::from_utf8_lossy(&output.stderr).trim()
-        )));
+        return Err(KueueError::GoBuild {
+            dir: dir.to_path_buf(),
+            stderr: String::from_utf8_lossy(&output.stderr).trim().to_string(),
+        });
     }
     Ok(())
 }
@@ -207,10 +207,10 @@ mod tests {
     #[test]
     fn a_checkout_must_be_kueue() {
         let dir = tempfile::tempdir().unwrap();
-        let e = check_checkout(dir.path()).unwrap_err();
+        let e = check_checkout(dir.path()).unwrap_err().to_string();
         assert!(e.contains("no go.mod"), "{e}");
         std::fs::write(dir.path().join("go.mod"), "module example.com/other\n").unwrap();
-        let e = check_checkout(dir.path()).unwrap_err();
+        let e = check_checkout(dir.path()).unwrap_err().to_string();
         assert!(e.contains("not `module sigs.k8s.io/kueue`"), "{e}");
         std::fs::write(
             dir.path().join("go.mod"),

@@ -3,6 +3,8 @@
 use base64::Engine;
 use serde_json::{Value, json};
 
+use super::KueueError;
+
 /// The webhooks the suite needs. Pod, Deployment and StatefulSet webhooks are left out: with
 /// `failurePolicy: Fail` they would make every pod creation depend on Kueue being up.
 pub const NEEDED: &[&str] = &[
@@ -29,7 +31,7 @@ const JOB_FRAMEWORK: &[&str] = &[
 
 /// Takes the documents of `config/components/webhook/manifests.yaml` and returns the
 /// configurations to create, named `awconf-kueue-*`.
-pub fn rewrite(documents: Vec<Value>, port: u16, ca_pem: &str) -> Result<Vec<Value>, String> {
+pub fn rewrite(documents: Vec<Value>, port: u16, ca_pem: &str) -> Result<Vec<Value>, KueueError> {
     let ca_bundle = base64::engine::general_purpose::STANDARD.encode(ca_pem);
     let mut out = Vec::new();
     for mut doc in documents {
@@ -42,7 +44,7 @@ pub fn rewrite(documents: Vec<Value>, port: u16, ca_pem: &str) -> Result<Vec<Val
         let hooks = doc["webhooks"]
             .as_array()
             .cloned()
-            .ok_or_else(|| format!("{kind} without webhooks"))?;
+            .ok_or_else(|| KueueError::NoWebhooks { kind: kind.clone() })?;
         let mut kept = Vec::new();
         for mut hook in hooks {
             let name = hook["name"].as_str().unwrap_or_default().to_string();
@@ -51,7 +53,7 @@ pub fn rewrite(documents: Vec<Value>, port: u16, ca_pem: &str) -> Result<Vec<Val
             }
             let path = hook["clientConfig"]["service"]["path"]
                 .as_str()
-                .ok_or_else(|| format!("webhook {name} has no service path"))?
+                .ok_or_else(|| KueueError::NoServicePath { name: name.clone() })?
                 .to_string();
             hook["clientConfig"] =
                 json!({ "url": format!("https://127.0.0.1:{port}{path}"), "caBundle": ca_bundle });

@@ -509,7 +509,7 @@ fn write_state_file(work_dir: &Path, state: &State) -> Result<(), ClusterError> 
         path: path.clone(),
         source,
     })?;
-    write(&path, &json)
+    Ok(write(&path, &json)?)
 }
 
 fn allocate_ports() -> Result<Ports, ClusterError> {
@@ -527,7 +527,7 @@ fn allocate_ports() -> Result<Ports, ClusterError> {
 /// `awconf-<pid>-<random>`, mode 0700: a name no other user can take first.
 fn fresh_work_dir(cache: &Path) -> Result<PathBuf, ClusterError> {
     remove_stale_work_dirs(cache);
-    crate::work_dirs::create_work_dir("")
+    Ok(crate::work_dirs::create_work_dir("")?)
 }
 
 /// Work directories of test processes that died without cleaning up (their pid is gone).
