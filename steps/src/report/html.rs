@@ -1,9 +1,12 @@
-//! What every page of the report shares: escaping, the page around a body, its style sheet
-//! (inline: the pages are opened from disk and fetch nothing), anchors and links.
+//! What every page of the report shares: the page around a body, its style sheet (inline: the
+//! pages are opened from disk and fetch nothing), anchors and links, and the escaping of the
+//! SVG drawings, which are written as text rather than with `maud`.
+
+use maud::{DOCTYPE, Markup, PreEscaped, html};
 
 use super::Status;
 
-/// Text for HTML and SVG, in element content and in quoted attributes.
+/// Text for the SVG drawings, in element content and in quoted attributes.
 pub fn escape(text: &str) -> String {
     let mut out = String::with_capacity(text.len());
     for c in text.chars() {
@@ -79,17 +82,31 @@ ul.edges :target, ul.edges li:target { background: #fff8e1; }
 "#;
 
 /// A table cell saying how a scenario went.
-pub fn status_cell(status: Status) -> String {
-    format!("<td class=\"{0}\">{0}</td>", status.as_str())
+pub fn status_cell(status: Status) -> Markup {
+    html! { td class=(status.as_str()) { (status.as_str()) } }
+}
+
+/// A drawing made by [`super::timeline`] or [`super::phase_diagram`], whose text is escaped
+/// where they write it.
+pub fn svg(drawing: String) -> Markup {
+    PreEscaped(drawing)
 }
 
 /// A whole page.
-pub fn page(title: &str, body: &str) -> String {
-    format!(
-        "<!doctype html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">\
-         <title>{}</title>\n<style>{STYLE}</style></head><body>\n{body}</body></html>\n",
-        escape(title)
-    )
+pub fn page(title: &str, body: Markup) -> String {
+    html! {
+        (DOCTYPE)
+        html lang="en" {
+            head {
+                meta charset="utf-8";
+                title { (title) }
+                // Style sheets are not escaped: `ul.edges > li` is CSS.
+                style { (PreEscaped(STYLE)) }
+            }
+            body { (body) }
+        }
+    }
+    .into_string()
 }
 
 #[cfg(test)]

@@ -3,12 +3,12 @@
 //! with the scenarios that test each, what was skipped and why, and every scenario.
 
 use std::collections::BTreeMap;
-use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 
 use anyhow::Context as _;
+use maud::{Markup, html};
 
-use super::html::{anchor, escape, href, page, status_cell};
+use super::html::{anchor, href, page, status_cell, svg};
 use super::parameters::{PARAMETERS, Parameter};
 use super::{Report, ScenarioRecord, Skipped, Status, phase_diagram};
 use crate::monitor::EdgeCoverage;
@@ -52,20 +52,16 @@ pub fn feature_counts(records: &[ScenarioRecord], skipped: &[Skipped]) -> Vec<Fe
 }
 
 /// A scenario as a list item: a link to its page, or its title when it has none.
-fn scenario_item(title: &str, page: Option<&str>, status: Status, note: &str) -> String {
-    let name = match page {
-        Some(p) => format!("<a href=\"{}\">{}</a>", href(p), escape(title)),
-        None => escape(title),
-    };
-    format!(
-        "<li>{name} <span class=\"{0}\">{0}</span>{1}</li>",
-        status.as_str(),
-        if note.is_empty() {
-            String::new()
-        } else {
-            format!(" — {}", escape(note))
+fn scenario_item(title: &str, page: Option<&str>, status: Status) -> Markup {
+    html! {
+        li {
+            @match page {
+                Some(p) => a href=(href(p)) { (title) },
+                None => (title),
+            }
+            " " span class=(status.as_str()) { (status.as_str()) }
         }
-    )
+    }
 }
 
 /// The records that tested `parameter`, and the skipped scenarios that would have.
@@ -95,214 +91,211 @@ pub fn write(dir: &Path, report: &Report<'_>) -> anyhow::Result<PathBuf> {
 pub fn render(report: &Report<'_>) -> String {
     let mut records: Vec<&ScenarioRecord> = report.records.iter().collect();
     records.sort_by(|a, b| a.text.key.cmp(&b.text.key));
-    let mut body = String::new();
-    body.push_str(&header(report));
-    body.push_str(&features(report));
-    body.push_str(&diagram(report.coverage, &records));
-    body.push_str(&parameters(report));
-    body.push_str(&skipped(report.skipped));
-    body.push_str(&scenarios(&records));
-    body.push_str(
-        "<h2 id=\"files\">Files</h2>\n<ul><li><a href=\"results.json\">results.json</a> (for \
-         <code>awconf report compare</code>)</li><li><a href=\"junit.xml\">junit.xml</a></li>\
-         <li><a href=\"cucumber.json\">cucumber.json</a></li><li><a href=\"harness.log\">\
-         harness.log</a></li></ul>\n",
-    );
-    page("AppWrapper conformance", &body)
+    let body = html! {
+        (header(report))
+        (features(report))
+        (diagram(report.coverage, &records))
+        (parameters(report))
+        (skipped(report.skipped))
+        (scenarios(&records))
+        h2 #files { "Files" }
+        ul {
+            li {
+                a href="results.json" { "results.json" }
+                " (for " code { "awconf report compare" } ")"
+            }
+            li { a href="junit.xml" { "junit.xml" } }
+            li { a href="cucumber.json" { "cucumber.json" } }
+            li { a href="harness.log" { "harness.log" } }
+        }
+    };
+    page("AppWrapper conformance", body)
 }
 
-fn header(report: &Report<'_>) -> String {
+fn header(report: &Report<'_>) -> Markup {
     let s = report.summary;
-    format!(
-        "<h1>AppWrapper conformance</h1>\n<p>{}</p>\n<p class=\"{}\">{}</p>\n<p>{:.0} s; \
-         phase-diagram transitions taken: {} of {}.</p>\n<p><a href=\"#features\">Features</a> · \
-         <a href=\"#diagram\">Phase diagram</a> · <a href=\"#parameters\">Parameters</a> · \
-         <a href=\"#skipped\">Skipped</a> · <a href=\"#scenarios\">Scenarios</a></p>\n",
-        escape(report.context),
-        if s.failed == 0 { "pass" } else { "fail" },
-        escape(&s.closing_line()),
-        s.duration.as_secs_f64(),
-        s.transitions_covered,
-        s.transitions_total,
-    )
-}
-
-fn features(report: &Report<'_>) -> String {
-    let mut out = String::from(
-        "<h2 id=\"features\">Features</h2>\n<table class=\"features\"><tr><th>Feature</th>\
-         <th>Passed</th><th>Failed</th><th>Flaky</th><th>Skipped</th></tr>\n",
-    );
-    for c in feature_counts(report.records, report.skipped) {
-        let cell = |n: usize, class: &str| {
-            if n == 0 {
-                "<td class=\"n\">0</td>".to_string()
-            } else {
-                format!("<td class=\"n {class}\">{n}</td>")
-            }
-        };
-        let _ = writeln!(
-            out,
-            "<tr><td><a href=\"#feature-{}\">{}</a></td>{}{}{}{}</tr>",
-            anchor(&c.feature),
-            escape(&c.feature),
-            cell(c.passed, "passed"),
-            cell(c.failed, "failed"),
-            cell(c.flaky, "flaky"),
-            cell(c.skipped, "skipped"),
-        );
+    html! {
+        h1 { "AppWrapper conformance" }
+        p { (report.context) }
+        p class=(if s.failed == 0 { "pass" } else { "fail" }) { (s.closing_line()) }
+        p {
+            (format!("{:.0}", s.duration.as_secs_f64())) " s; phase-diagram transitions taken: "
+            (s.transitions_covered) " of " (s.transitions_total) "."
+        }
+        p {
+            a href="#features" { "Features" } " · "
+            a href="#diagram" { "Phase diagram" } " · "
+            a href="#parameters" { "Parameters" } " · "
+            a href="#skipped" { "Skipped" } " · "
+            a href="#scenarios" { "Scenarios" }
+        }
     }
-    out.push_str("</table>\n");
-    out
 }
 
-fn diagram(coverage: &[EdgeCoverage], records: &[&ScenarioRecord]) -> String {
-    let mut out = String::from(
-        "<h2 id=\"diagram\">Phase diagram</h2>\n<p>Each edge leads to the scenarios in which \
-         the monitor saw it taken.</p>\n",
-    );
-    out.push_str(&phase_diagram::svg(coverage));
-    out.push_str("<h3>Transitions and the scenarios that took them</h3>\n<ul class=\"edges\">\n");
-    for edge in coverage {
-        let _ = write!(
-            out,
-            "<li id=\"{}\"><b>{} → {}</b> ",
-            phase_diagram::edge_anchor(edge.from, edge.to),
-            edge.from,
-            edge.to,
-        );
-        if edge.namespaces.is_empty() {
-            out.push_str("<span class=\"skipped\">not taken</span>");
-        } else {
-            let _ = write!(
-                out,
-                "seen {} times{}",
-                edge.direct,
-                if edge.inferred > 0 {
-                    format!(", inferred {} times across a re-list", edge.inferred)
-                } else {
-                    String::new()
+fn features(report: &Report<'_>) -> Markup {
+    html! {
+        h2 #features { "Features" }
+        table.features {
+            tr {
+                @for heading in ["Feature", "Passed", "Failed", "Flaky", "Skipped"] {
+                    th { (heading) }
                 }
-            );
-        }
-        if !edge.in_diagram {
-            out.push_str(" (not drawn: allowed only on deletion)");
-        }
-        if !edge.namespaces.is_empty() {
-            out.push_str("\n<ul class=\"scenarios\">\n");
-            for ns in &edge.namespaces {
-                match records.iter().find(|r| &r.namespace == ns) {
-                    Some(r) => {
-                        out.push_str(&scenario_item(&r.title(), Some(&r.page()), r.status(), ""))
-                    }
-                    None => {
-                        let _ = write!(out, "<li>namespace {}</li>", escape(ns));
+            }
+            @for c in feature_counts(report.records, report.skipped) {
+                tr {
+                    td { a href={ "#feature-" (anchor(&c.feature)) } { (c.feature) } }
+                    @for (n, class) in [
+                        (c.passed, "passed"),
+                        (c.failed, "failed"),
+                        (c.flaky, "flaky"),
+                        (c.skipped, "skipped"),
+                    ] {
+                        td.n.(class)[n > 0] { (n) }
                     }
                 }
-                out.push('\n');
             }
-            out.push_str("</ul>");
         }
-        out.push_str("</li>\n");
     }
-    out.push_str("</ul>\n");
-    out
 }
 
-fn parameters(report: &Report<'_>) -> String {
-    let mut out = String::from(
-        "<h2 id=\"parameters\">Parameters</h2>\n<p>The fault-tolerance parameters of the \
-         AppWrapper design, set for the whole operator or per AppWrapper by annotation, and \
-         the scenarios whose text names them.</p>\n<table class=\"parameters\"><tr>\
-         <th>Parameter</th><th>Default</th><th>Annotation</th><th>Scenarios</th></tr>\n",
-    );
-    for p in &PARAMETERS {
-        let (ran, skipped) = testing(p, report.records, report.skipped);
-        let mut list = String::new();
-        if ran.is_empty() && skipped.is_empty() {
-            list.push_str("<span class=\"failed\">none</span>");
-        } else {
-            list.push_str("<ul class=\"scenarios\">");
-            for r in ran {
-                list.push_str(&scenario_item(&r.title(), Some(&r.page()), r.status(), ""));
+fn diagram(coverage: &[EdgeCoverage], records: &[&ScenarioRecord]) -> Markup {
+    html! {
+        h2 #diagram { "Phase diagram" }
+        p { "Each edge leads to the scenarios in which the monitor saw it taken." }
+        (svg(phase_diagram::svg(coverage)))
+        h3 { "Transitions and the scenarios that took them" }
+        ul.edges {
+            @for edge in coverage {
+                (edge_item(edge, records))
             }
-            for s in skipped {
-                list.push_str(&scenario_item(&s.title(), None, Status::Skipped, ""));
-            }
-            list.push_str("</ul>");
         }
-        let _ = writeln!(
-            out,
-            "<tr id=\"parameter-{}\"><td>{}</td><td>{}</td><td>{}</td><td>{list}</td></tr>",
-            anchor(p.name),
-            p.name,
-            p.default,
-            p.annotation_key()
-                .map(|k| format!("<code>{}</code>", escape(&k)))
-                .unwrap_or_else(|| "not applicable".into()),
-        );
     }
-    out.push_str("</table>\n");
-    out
 }
 
-fn skipped(skipped: &[Skipped]) -> String {
-    let mut out = String::from("<h2 id=\"skipped\">Skipped</h2>\n");
-    if skipped.is_empty() {
-        out.push_str("<p>Nothing was skipped.</p>\n");
-        return out;
+/// An edge: how often it was taken, and the scenarios that took it.
+fn edge_item(edge: &EdgeCoverage, records: &[&ScenarioRecord]) -> Markup {
+    html! {
+        li id=(phase_diagram::edge_anchor(edge.from, edge.to)) {
+            b { (edge.from) " → " (edge.to) }
+            " "
+            @if edge.namespaces.is_empty() {
+                span.skipped { "not taken" }
+            } @else {
+                "seen " (edge.direct) " times"
+                @if edge.inferred > 0 {
+                    ", inferred " (edge.inferred) " times across a re-list"
+                }
+            }
+            @if !edge.in_diagram {
+                " (not drawn: allowed only on deletion)"
+            }
+            @if !edge.namespaces.is_empty() {
+                ul.scenarios {
+                    @for ns in &edge.namespaces {
+                        @match records.iter().find(|r| &r.namespace == ns) {
+                            Some(r) => (scenario_item(&r.title(), Some(&r.page()), r.status())),
+                            None => li { "namespace " (ns) },
+                        }
+                    }
+                }
+            }
+        }
     }
-    out.push_str(
-        "<table class=\"skipped\"><tr><th>Feature</th><th>Scenario</th><th>Reason</th></tr>\n",
-    );
-    for s in skipped {
-        let _ = writeln!(
-            out,
-            "<tr><td>{}</td><td>{}</td><td>{}</td></tr>",
-            escape(&s.feature),
-            escape(&s.scenario),
-            escape(&s.reason)
-        );
-    }
-    out.push_str("</table>\n");
-    out
 }
 
-fn scenarios(records: &[&ScenarioRecord]) -> String {
-    let mut out = String::from("<h2 id=\"scenarios\">Scenarios</h2>\n");
-    let mut current: Option<&str> = None;
-    for r in records {
-        if current != Some(r.feature.as_str()) {
-            if current.is_some() {
-                out.push_str("</table>\n");
-            }
-            current = Some(&r.feature);
-            let _ = writeln!(
-                out,
-                "<h3 id=\"feature-{}\">{}</h3>\n<table class=\"scenarios\"><tr><th>Result</th>\
-                 <th>Scenario</th><th>Seconds</th><th>Namespace</th><th>Details</th></tr>",
-                anchor(&r.feature),
-                escape(&r.feature)
-            );
+fn parameters(report: &Report<'_>) -> Markup {
+    html! {
+        h2 #parameters { "Parameters" }
+        p {
+            "The fault-tolerance parameters of the AppWrapper design, set for the whole \
+             operator or per AppWrapper by annotation, and the scenarios whose text names them."
         }
-        let details = match &r.failure {
-            Some(failure) => format!("<pre>{}</pre>", escape(&truncate(failure, 600))),
-            None => escape(&r.transitions.join(", ")),
-        };
-        let _ = writeln!(
-            out,
-            "<tr>{}<td><a href=\"{}\">{}</a></td><td class=\"n\">{:.1}</td><td>{}</td><td>{}</td></tr>",
-            status_cell(r.status()),
-            href(&r.page()),
-            escape(&r.scenario),
-            r.seconds,
-            escape(&r.namespace),
-            details
-        );
+        table.parameters {
+            tr {
+                @for heading in ["Parameter", "Default", "Annotation", "Scenarios"] {
+                    th { (heading) }
+                }
+            }
+            @for p in &PARAMETERS {
+                tr id={ "parameter-" (anchor(p.name)) } {
+                    td { (p.name) }
+                    td { (p.default) }
+                    td {
+                        @match p.annotation_key() {
+                            Some(key) => code { (key) },
+                            None => "not applicable",
+                        }
+                    }
+                    td { (testing_list(p, report)) }
+                }
+            }
+        }
     }
-    if current.is_some() {
-        out.push_str("</table>\n");
+}
+
+/// The scenarios that tested `p`, or that none did.
+fn testing_list(p: &Parameter, report: &Report<'_>) -> Markup {
+    let (ran, skipped) = testing(p, report.records, report.skipped);
+    html! {
+        @if ran.is_empty() && skipped.is_empty() {
+            span.failed { "none" }
+        } @else {
+            ul.scenarios {
+                @for r in ran {
+                    (scenario_item(&r.title(), Some(&r.page()), r.status()))
+                }
+                @for s in skipped {
+                    (scenario_item(&s.title(), None, Status::Skipped))
+                }
+            }
+        }
     }
-    out
+}
+
+fn skipped(skipped: &[Skipped]) -> Markup {
+    html! {
+        h2 #skipped { "Skipped" }
+        @if skipped.is_empty() {
+            p { "Nothing was skipped." }
+        } @else {
+            table.skipped {
+                tr { th { "Feature" } th { "Scenario" } th { "Reason" } }
+                @for s in skipped {
+                    tr { td { (s.feature) } td { (s.scenario) } td { (s.reason) } }
+                }
+            }
+        }
+    }
+}
+
+fn scenarios(records: &[&ScenarioRecord]) -> Markup {
+    html! {
+        h2 #scenarios { "Scenarios" }
+        @for feature in records.chunk_by(|a, b| a.feature == b.feature) {
+            h3 id={ "feature-" (anchor(&feature[0].feature)) } { (feature[0].feature) }
+            table.scenarios {
+                tr {
+                    @for heading in ["Result", "Scenario", "Seconds", "Namespace", "Details"] {
+                        th { (heading) }
+                    }
+                }
+                @for r in feature {
+                    tr {
+                        (status_cell(r.status()))
+                        td { a href=(href(&r.page())) { (r.scenario) } }
+                        td.n { (format!("{:.1}", r.seconds)) }
+                        td { (r.namespace) }
+                        td {
+                            @match &r.failure {
+                                Some(failure) => pre { (truncate(failure, 600)) },
+                                None => (r.transitions.join(", ")),
+                            }
+                        }
+                    }
+                }
+            }
+        }
+    }
 }
 
 fn truncate(text: &str, max: usize) -> String {
@@ -433,5 +426,47 @@ mod tests {
             assert!(html.contains(want), "{want} missing");
         }
         assert!(!html.contains("<script"));
+    }
+
+    #[test]
+    fn hostile_text_is_escaped() {
+        const HOSTILE: &str = "<script>\"&'";
+        const SAFE: &str = "&lt;script&gt;&quot;&amp;'";
+        let mut failed = record(HOSTILE, HOSTILE, 3, false, false);
+        failed.failure = Some(format!("log line: {HOSTILE}"));
+        let mut passed = record("phases", HOSTILE, 9, true, false);
+        passed.transitions = vec![HOSTILE.into()];
+        let mut skip = skipped(HOSTILE, 20);
+        skip.reason = HOSTILE.into();
+        skip.text = text("x.feature", 20, "| retryLimit | 1 |");
+        let coverage = [EdgeCoverage {
+            from: appwrapper_controller::api::Phase::Running,
+            to: appwrapper_controller::api::Phase::Succeeded,
+            direct: 1,
+            inferred: 0,
+            namespaces: BTreeSet::from([HOSTILE.to_string()]),
+            in_diagram: true,
+        }];
+        let html = render(&Report {
+            summary: &Summary::default(),
+            records: &[failed, passed],
+            skipped: &[skip],
+            coverage: &coverage,
+            context: HOSTILE,
+        });
+        for want in [
+            format!("<p>{SAFE}</p>"),
+            format!("<a href=\"#feature-script\">{SAFE}</a>"),
+            format!("<li>namespace {SAFE}</li>"),
+            format!("<li>{SAFE}: gpu <span class=\"skipped\">skipped</span></li>"),
+            format!("<tr><td>{SAFE}</td><td>gpu</td><td>{SAFE}</td></tr>"),
+            format!("<h3 id=\"feature-script\">{SAFE}</h3>"),
+            format!("<a href=\"scenarios/aw-3/index.html\">{SAFE}</a>"),
+            format!("<pre>log line: {SAFE}</pre>"),
+            format!("<td>{SAFE}</td></tr>"),
+        ] {
+            assert!(html.contains(&want), "{want} missing from\n{html}");
+        }
+        assert!(!html.contains("<script"), "{html}");
     }
 }

@@ -3,13 +3,13 @@
 //! the scenario's page in that run. Rows where the runs disagree are marked.
 
 use std::collections::{BTreeMap, BTreeSet};
-use std::fmt::Write as _;
 use std::path::{Component, Path, PathBuf};
 
 use anyhow::Context as _;
+use maud::{Markup, html};
 
 use super::Status;
-use super::html::{escape, href, page};
+use super::html::{href, page};
 use super::results::{RunResults, ScenarioResult};
 
 /// One run as a column: what it is called, where it is from the matrix, and its results.
@@ -165,75 +165,82 @@ fn differs(row: &Row<'_>) -> bool {
 pub fn render(columns: &[Column]) -> (String, Comparison) {
     let rows = rows(columns);
     let differing = rows.values().filter(|r| differs(r)).count();
-    let mut body = format!(
-        "<h1>Conformance matrix</h1>\n<p>{} scenarios × {} runs; {} differ between runs \
-         (marked ≠).</p>\n<table class=\"matrix\"><tr><th></th><th>Feature</th><th>Scenario</th>",
-        rows.len(),
-        columns.len(),
-        differing
-    );
-    for c in columns {
-        let _ = write!(
-            body,
-            "<th><a href=\"{}/index.html\">{}</a><br><small>{}<br>{}</small></th>",
-            href(&c.dir),
-            escape(&c.label),
-            escape(&c.results.context),
-            escape(&c.results.closing_line)
-        );
-    }
-    body.push_str("</tr>\n");
-    for ((feature, scenario), row) in &rows {
-        let marker = if differs(row) { "≠" } else { "" };
-        let _ = write!(
-            body,
-            "<tr class=\"{}\"><td>{marker}</td><td>{}</td><td>{}</td>",
-            if marker.is_empty() { "same" } else { "differs" },
-            escape(feature),
-            escape(scenario)
-        );
-        for (column, cell) in columns.iter().zip(row) {
-            body.push_str(&cell_html(column, *cell));
+    let body = html! {
+        h1 { "Conformance matrix" }
+        p {
+            (rows.len()) " scenarios × " (columns.len()) " runs; " (differing)
+            " differ between runs (marked ≠)."
         }
-        body.push_str("</tr>\n");
-    }
-    body.push_str("</table>\n");
-    let differences = differences(columns, &rows);
-    if !differences.is_empty() {
-        body.push_str("<h2>Differences</h2>\n<ul class=\"differences\">\n");
-        for ((feature, scenario), row) in rows.iter().filter(|(_, row)| differs(row)) {
-            let _ = write!(body, "<li>{}: {}<ul>", escape(feature), escape(scenario));
-            for (column, cell) in columns.iter().zip(row) {
-                if let Some(s) = cell {
-                    let outcome = match &s.page {
-                        Some(p) => format!(
-                            "<a href=\"{}/{}\">{}</a>",
-                            href(&column.dir),
-                            href(p),
-                            s.status.as_str()
-                        ),
-                        None => s.status.as_str().to_string(),
-                    };
-                    let why = match (s.status, &s.reason) {
-                        (Status::Passed, _) | (_, None) => String::new(),
-                        (_, Some(r)) => format!(": {}", escape(r)),
-                    };
-                    let _ = write!(body, "<li>{}: {outcome}{why}</li>", escape(&column.label));
+        table.matrix {
+            tr {
+                th {}
+                th { "Feature" }
+                th { "Scenario" }
+                @for c in columns {
+                    th {
+                        a href={ (href(&c.dir)) "/index.html" } { (c.label) }
+                        br;
+                        small { (c.results.context) br; (c.results.closing_line) }
+                    }
                 }
             }
-            body.push_str("</ul></li>\n");
+            @for ((feature, scenario), row) in &rows {
+                @let differs = differs(row);
+                tr class=(if differs { "differs" } else { "same" }) {
+                    td { @if differs { "≠" } }
+                    td { (feature) }
+                    td { (scenario) }
+                    @for (column, cell) in columns.iter().zip(row) {
+                        (cell_html(column, *cell))
+                    }
+                }
+            }
         }
-        body.push_str("</ul>\n");
-    }
+        @if differing > 0 {
+            h2 { "Differences" }
+            ul.differences {
+                @for ((feature, scenario), row) in rows.iter().filter(|(_, row)| differs(row)) {
+                    li {
+                        (feature) ": " (scenario)
+                        ul {
+                            @for (column, s) in columns.iter().zip(row) {
+                                @if let Some(s) = s {
+                                    (difference_item(column, s))
+                                }
+                            }
+                        }
+                    }
+                }
+            }
+        }
+    };
     (
-        page("Conformance matrix", &body),
+        page("Conformance matrix", body),
         Comparison {
             scenarios: rows.len(),
             runs: columns.len(),
             differing,
-            differences,
+            differences: differences(columns, &rows),
         },
     )
+}
+
+/// How a differing scenario went in one run, linked to its page there, and why.
+fn difference_item(column: &Column, s: &ScenarioResult) -> Markup {
+    let status = s.status.as_str();
+    html! {
+        li {
+            (column.label) ": "
+            @match &s.page {
+                Some(p) => a href=(link(column, p)) { (status) },
+                None => (status),
+            }
+            @match (s.status, &s.reason) {
+                (Status::Passed, _) | (_, None) => {},
+                (_, Some(r)) => { ": " (r) },
+            }
+        }
+    }
 }
 
 /// A line per differing scenario: where it passed, and where not. Passes, and skips for the
@@ -272,23 +279,23 @@ fn differences(columns: &[Column], rows: &BTreeMap<(&str, &str), Row<'_>>) -> Ve
         .collect()
 }
 
-fn cell_html(column: &Column, cell: Option<&ScenarioResult>) -> String {
+/// A page of `column`'s run, from the matrix.
+fn link(column: &Column, page: &str) -> String {
+    format!("{}/{}", href(&column.dir), href(page))
+}
+
+fn cell_html(column: &Column, cell: Option<&ScenarioResult>) -> Markup {
     let Some(s) = cell else {
-        return "<td class=\"absent\">—</td>".into();
+        return html! { td.absent { "—" } };
     };
     let status = s.status.as_str();
-    let title = s
-        .reason
-        .as_deref()
-        .map(|r| format!(" title=\"{}\"", escape(r)))
-        .unwrap_or_default();
-    match &s.page {
-        Some(p) => format!(
-            "<td class=\"{status}\"{title}><a href=\"{}/{}\">{status}</a></td>",
-            href(&column.dir),
-            href(p)
-        ),
-        None => format!("<td class=\"{status}\"{title}>{status}</td>"),
+    html! {
+        td class=(status) title=[s.reason.as_deref()] {
+            @match &s.page {
+                Some(p) => a href=(link(column, p)) { (status) },
+                None => (status),
+            }
+        }
     }
 }
 

@@ -2,16 +2,18 @@
 //! step's outcome, start and duration, its failure, a timeline of each of its AppWrappers,
 //! the Events of its namespace, and links to its artifacts (kept beside the page).
 
-use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 
 use anyhow::Context as _;
 use chrono::{DateTime, Utc};
+use maud::{Markup, html};
 
-use super::html::{escape, href, page};
+use super::gherkin::StepText;
+use super::html::{href, page, svg};
 use super::recorder::{StepOutcome, StepRun};
 use super::timeline::{self, StepMark};
 use super::{ScenarioRecord, Status};
+use crate::monitor::history::AppWrapperHistory;
 
 pub const PAGE: &str = "index.html";
 
@@ -64,30 +66,25 @@ fn outcome_of(run: Option<&StepRun>) -> (&'static str, &'static str) {
 }
 
 /// The failed attempts before this one; each has its artifacts under its own namespace.
-fn earlier_attempts(r: &ScenarioRecord) -> String {
+fn earlier_attempts(r: &ScenarioRecord) -> Markup {
     if r.earlier.is_empty() {
-        return String::new();
+        return Markup::default();
     }
-    let mut html = String::from("<h3>Earlier attempts</h3>\n<ol class=\"attempts\">\n");
-    for attempt in &r.earlier {
-        let artifacts = if attempt.artifacts.is_some() {
-            format!(
-                " (<a href=\"../{}/\">artifacts</a>)",
-                escape(&attempt.namespace)
-            )
-        } else {
-            String::new()
-        };
-        let _ = writeln!(
-            html,
-            "<li>{:.1} s in namespace <code>{}</code>{artifacts}<pre class=\"failure\">{}</pre></li>",
-            attempt.seconds,
-            escape(&attempt.namespace),
-            escape(&attempt.failure)
-        );
+    html! {
+        h3 { "Earlier attempts" }
+        ol.attempts {
+            @for attempt in &r.earlier {
+                li {
+                    (format!("{:.1}", attempt.seconds)) " s in namespace "
+                    code { (attempt.namespace) }
+                    @if attempt.artifacts.is_some() {
+                        " (" a href={ "../" (attempt.namespace) "/" } { "artifacts" } ")"
+                    }
+                    pre.failure { (attempt.failure) }
+                }
+            }
+        }
     }
-    html.push_str("</ol>\n");
-    html
 }
 
 fn file_name(path: &str) -> String {
@@ -102,130 +99,121 @@ fn offset(from: Option<DateTime<Utc>>, t: DateTime<Utc>) -> String {
 }
 
 pub fn render(r: &ScenarioRecord, artifacts: &[String]) -> String {
-    let status = r.status();
-    let mut body = String::new();
-    let _ = writeln!(
-        body,
-        r#"<p><a href="../../index.html">← the run</a></p>
-<h1>{}</h1>
-<h2>{}: {} <span class="{}">{}</span></h2>"#,
-        escape(&r.feature),
-        escape(if r.text.keyword.is_empty() {
-            "Scenario"
-        } else {
-            &r.text.keyword
-        }),
-        escape(&r.scenario),
-        status.as_str(),
-        status.as_str(),
-    );
-    let tags: Vec<String> = r.text.tags.iter().map(|t| format!("@{t}")).collect();
-    let _ = writeln!(
-        body,
-        "<p>{:.1} s; namespace <code>{}</code>; {}:{}{}{}</p>",
-        r.seconds,
-        escape(&r.namespace),
-        escape(&file_name(&r.text.key.file)),
-        r.text.key.line,
-        if tags.is_empty() {
-            String::new()
-        } else {
-            format!("; <span class=\"tags\">{}</span>", escape(&tags.join(" ")))
-        },
-        match (r.earlier.len(), status) {
-            (0, _) => String::new(),
-            (n, Status::Failed) => format!("; failed all {} attempts", n + 1),
-            (n, _) => format!("; passed on attempt {}", n + 1),
+    let status = r.status().as_str();
+    let keyword = match r.text.keyword.as_str() {
+        "" => "Scenario",
+        keyword => keyword,
+    };
+    let body = html! {
+        p { a href="../../index.html" { "← the run" } }
+        h1 { (r.feature) }
+        h2 { (keyword) ": " (r.scenario) " " span class=(status) { (status) } }
+        (about(r))
+        @if let Some(description) = &r.text.description {
+            p { (description) }
         }
-    );
-    if let Some(description) = &r.text.description {
-        let _ = writeln!(body, "<p>{}</p>", escape(description));
-    }
-    if let Some(failure) = &r.failure {
-        let _ = writeln!(
-            body,
-            "<h3>Failure</h3>\n<pre class=\"failure\">{}</pre>",
-            escape(failure)
-        );
-    }
-    body.push_str(&earlier_attempts(r));
-    body.push_str(&steps(r));
-    body.push_str(&timelines(r));
-    body.push_str(&events(r));
-    if !r.transitions.is_empty() {
-        body.push_str("<h3>Phase changes the monitor saw</h3>\n<ul class=\"transitions\">\n");
-        for t in &r.transitions {
-            let _ = writeln!(body, "<li>{}</li>", escape(t));
+        @if let Some(failure) = &r.failure {
+            h3 { "Failure" }
+            pre.failure { (failure) }
         }
-        body.push_str("</ul>\n");
-    }
-    if !artifacts.is_empty() {
-        body.push_str("<h3>Artifacts</h3>\n<ul class=\"artifacts\">\n");
-        for file in artifacts {
-            let _ = writeln!(
-                body,
-                "<li><a href=\"{}\">{}</a></li>",
-                href(file),
-                escape(file)
-            );
+        (earlier_attempts(r))
+        (steps(r))
+        (timelines(r))
+        (events(r))
+        @if !r.transitions.is_empty() {
+            h3 { "Phase changes the monitor saw" }
+            ul.transitions {
+                @for t in &r.transitions {
+                    li { (t) }
+                }
+            }
         }
-        body.push_str("</ul>\n");
-    }
-    let title = format!("{} — {}", status.as_str(), r.title());
-    page(&title, &body)
+        @if !artifacts.is_empty() {
+            h3 { "Artifacts" }
+            ul.artifacts {
+                @for file in artifacts {
+                    li { a href=(href(file)) { (file) } }
+                }
+            }
+        }
+    };
+    page(&format!("{status} — {}", r.title()), body)
 }
 
-fn steps(r: &ScenarioRecord) -> String {
-    let mut out = String::from("<h3>Steps</h3>\n<ol class=\"steps\">\n");
-    let mut in_background = false;
-    for (i, step) in r.text.steps.iter().enumerate() {
-        if step.background != in_background {
-            in_background = step.background;
-            if in_background {
-                out.push_str("<li class=\"section\"><span class=\"kw\">Background:</span></li>\n");
+/// Its duration, namespace, where it is written, its tags and its attempts.
+fn about(r: &ScenarioRecord) -> Markup {
+    let tags: Vec<String> = r.text.tags.iter().map(|t| format!("@{t}")).collect();
+    let attempts = match (r.earlier.len(), r.status()) {
+        (0, _) => String::new(),
+        (n, Status::Failed) => format!("; failed all {} attempts", n + 1),
+        (n, _) => format!("; passed on attempt {}", n + 1),
+    };
+    html! {
+        p {
+            (format!("{:.1}", r.seconds)) " s; namespace " code { (r.namespace) }
+            "; " (file_name(&r.text.key.file)) ":" (r.text.key.line)
+            @if !tags.is_empty() {
+                "; " span.tags { (tags.join(" ")) }
             }
+            (attempts)
         }
-        let run = r.run.step(step.line, step.background);
-        let (class, words) = outcome_of(run);
-        let when = match run {
-            Some(run) => format!(
-                "{} · {} · {words}",
-                offset(r.run.started, run.started),
-                run.seconds()
-                    .map(|s| format!("{s:.2}s"))
-                    .unwrap_or_else(|| "…".into())
-            ),
-            None => words.to_string(),
-        };
-        let _ = write!(
-            out,
-            "<li class=\"{class}\" id=\"step-{n}\"><span class=\"no\">{n}</span><span class=\"kw\">{}</span> {} <span class=\"when\">{}</span>",
-            escape(&step.keyword),
-            escape(&step.text),
-            escape(&when),
-            n = i + 1,
-        );
-        if let Some(doc) = &step.docstring {
-            let _ = write!(out, "<pre class=\"docstring\">{}</pre>", escape(doc));
-        }
-        if !step.table.is_empty() {
-            out.push_str("<table class=\"data\">");
-            for row in &step.table {
-                out.push_str("<tr>");
-                for cell in row {
-                    let _ = write!(out, "<td>{}</td>", escape(cell));
-                }
-                out.push_str("</tr>");
-            }
-            out.push_str("</table>");
-        }
-        if let Some(error) = run.and_then(|run| run.error.as_ref()) {
-            let _ = write!(out, "<pre class=\"error\">{}</pre>", escape(error));
-        }
-        out.push_str("</li>\n");
     }
-    out.push_str("</ol>\n");
-    out
+}
+
+fn steps(r: &ScenarioRecord) -> Markup {
+    let steps = &r.text.steps;
+    html! {
+        h3 { "Steps" }
+        ol.steps {
+            @for (i, step) in steps.iter().enumerate() {
+                @if step.background && (i == 0 || !steps[i - 1].background) {
+                    li.section { span.kw { "Background:" } }
+                }
+                (step_item(r, i + 1, step))
+            }
+        }
+    }
+}
+
+/// A step, numbered, with how it went, its docstring or table, and its error.
+fn step_item(r: &ScenarioRecord, number: usize, step: &StepText) -> Markup {
+    let run = r.run.step(step.line, step.background);
+    let (class, words) = outcome_of(run);
+    let when = match run {
+        Some(run) => format!(
+            "{} · {} · {words}",
+            offset(r.run.started, run.started),
+            run.seconds()
+                .map(|s| format!("{s:.2}s"))
+                .unwrap_or_else(|| "…".into())
+        ),
+        None => words.to_string(),
+    };
+    html! {
+        li class=(class) id={ "step-" (number) } {
+            span.no { (number) }
+            span.kw { (step.keyword) }
+            " " (step.text) " "
+            span.when { (when) }
+            @if let Some(doc) = &step.docstring {
+                pre.docstring { (doc) }
+            }
+            @if !step.table.is_empty() {
+                table.data {
+                    @for row in &step.table {
+                        tr {
+                            @for cell in row {
+                                td { (cell) }
+                            }
+                        }
+                    }
+                }
+            }
+            @if let Some(error) = run.and_then(|run| run.error.as_ref()) {
+                pre.error { (error) }
+            }
+        }
+    }
 }
 
 /// The step starts, numbered as on the page.
@@ -246,72 +234,78 @@ fn step_marks(r: &ScenarioRecord) -> Vec<StepMark> {
         .collect()
 }
 
-fn timelines(r: &ScenarioRecord) -> String {
+fn timelines(r: &ScenarioRecord) -> Markup {
     if r.appwrappers.is_empty() {
-        return String::new();
+        return Markup::default();
     }
     let marks = step_marks(r);
-    let mut out = String::from(
-        "<h3>Timeline</h3>\n<p>What the invariant monitor observed of each AppWrapper, in seconds \
-         since its creation, with the Events about it (◆) and the start of each step (its \
-         number). Hover for details. Core Events carry whole seconds.</p>\n",
-    );
-    for aw in &r.appwrappers {
-        let last_seen = aw.observations.last().map(|o| o.at);
-        let end = [r.finished_at, r.run.finished, last_seen]
-            .into_iter()
-            .flatten()
-            .max()
-            .unwrap_or_else(Utc::now);
-        let about: Vec<_> = r
-            .events
-            .iter()
-            .filter(|e| e.is_about("AppWrapper", &aw.name))
-            .collect();
-        let _ = writeln!(
-            out,
-            "<h4 id=\"appwrapper-{name}\">AppWrapper {name}</h4>\n<p>created {} (by the API server's clock, in whole seconds); {} states observed{}</p>",
-            aw.created
-                .map(|c| c.to_rfc3339())
-                .unwrap_or_else(|| "(unknown)".into()),
-            aw.observations.len(),
-            if aw.dropped > 0 {
-                format!(" ({} more in between not kept)", aw.dropped)
-            } else {
-                String::new()
-            },
-            name = escape(&aw.name),
-        );
-        out.push_str(&timeline::draw(aw, &marks, &about, end));
+    html! {
+        h3 { "Timeline" }
+        p {
+            "What the invariant monitor observed of each AppWrapper, in seconds since its \
+             creation, with the Events about it (◆) and the start of each step (its number). \
+             Hover for details. Core Events carry whole seconds."
+        }
+        @for aw in &r.appwrappers {
+            (timeline_of(r, aw, &marks))
+        }
     }
-    out
 }
 
-fn events(r: &ScenarioRecord) -> String {
+fn timeline_of(r: &ScenarioRecord, aw: &AppWrapperHistory, marks: &[StepMark]) -> Markup {
+    let last_seen = aw.observations.last().map(|o| o.at);
+    let end = [r.finished_at, r.run.finished, last_seen]
+        .into_iter()
+        .flatten()
+        .max()
+        .unwrap_or_else(Utc::now);
+    let about: Vec<_> = r
+        .events
+        .iter()
+        .filter(|e| e.is_about("AppWrapper", &aw.name))
+        .collect();
+    let created = aw
+        .created
+        .map(|c| c.to_rfc3339())
+        .unwrap_or_else(|| "(unknown)".into());
+    html! {
+        h4 id={ "appwrapper-" (aw.name) } { "AppWrapper " (aw.name) }
+        p {
+            "created " (created) " (by the API server's clock, in whole seconds); "
+            (aw.observations.len()) " states observed"
+            @if aw.dropped > 0 {
+                " (" (aw.dropped) " more in between not kept)"
+            }
+        }
+        (svg(timeline::draw(aw, marks, &about, end)))
+    }
+}
+
+fn events(r: &ScenarioRecord) -> Markup {
     if r.events.is_empty() {
-        return String::new();
+        return Markup::default();
     }
-    let mut out = String::from(
-        "<h3>Events</h3>\n<table class=\"events\"><tr><th>Time</th><th>Type</th><th>Reason</th><th>Object</th><th>Source</th><th>Message</th><th>Count</th></tr>\n",
-    );
-    for e in &r.events {
-        let _ = writeln!(
-            out,
-            "<tr><td>{}</td><td>{}</td><td>{}</td><td>{}/{}</td><td>{}</td><td>{}</td><td class=\"n\">{}</td></tr>",
-            e.first
-                .map(|t| offset(r.run.started, t))
-                .unwrap_or_default(),
-            escape(&e.type_),
-            escape(&e.reason),
-            escape(&e.kind),
-            escape(&e.name),
-            escape(&e.source),
-            escape(&e.message),
-            e.count
-        );
+    html! {
+        h3 { "Events" }
+        table.events {
+            tr {
+                @for heading in ["Time", "Type", "Reason", "Object", "Source", "Message", "Count"] {
+                    th { (heading) }
+                }
+            }
+            @for e in &r.events {
+                tr {
+                    td { (e.first.map(|t| offset(r.run.started, t)).unwrap_or_default()) }
+                    td { (e.type_) }
+                    td { (e.reason) }
+                    td { (e.kind) "/" (e.name) }
+                    td { (e.source) }
+                    td { (e.message) }
+                    td.n { (e.count) }
+                }
+            }
+        }
     }
-    out.push_str("</table>\n");
-    out
 }
 
 #[cfg(test)]
@@ -419,6 +413,41 @@ mod tests {
         ] {
             assert!(html.contains(want), "{want} missing from\n{html}");
         }
+    }
+
+    #[test]
+    fn hostile_text_is_escaped() {
+        const HOSTILE: &str = "<script>\"&'";
+        const SAFE: &str = "&lt;script&gt;&quot;&amp;'";
+        let record = ScenarioRecord {
+            feature: "F".into(),
+            scenario: HOSTILE.into(),
+            namespace: "aw-1".into(),
+            failure: Some(format!("log line: {HOSTILE}")),
+            transitions: vec![HOSTILE.into()],
+            events: vec![crate::report::events::EventRecord {
+                message: HOSTILE.into(),
+                ..Default::default()
+            }],
+            text: ScenarioText {
+                steps: vec![step(4, "Given", HOSTILE)],
+                ..ScenarioText::default()
+            },
+            ..ScenarioRecord::default()
+        };
+        let html = render(&record, &[format!("logs/{HOSTILE}.log")]);
+        for want in [
+            format!("<title>failed — F: {SAFE}</title>"),
+            format!("<h2>Scenario: {SAFE} <span"),
+            format!("<pre class=\"failure\">log line: {SAFE}</pre>"),
+            format!("<span class=\"kw\">Given</span> {SAFE} <span"),
+            format!("<td>{SAFE}</td>"),
+            format!("<li>{SAFE}</li>"),
+            format!("<a href=\"logs/%3Cscript%3E%22%26%27.log\">logs/{SAFE}.log</a>"),
+        ] {
+            assert!(html.contains(&want), "{want} missing from\n{html}");
+        }
+        assert!(!html.contains("<script"), "{html}");
     }
 
     #[test]
