@@ -81,12 +81,14 @@ impl BuildLock {
     }
 }
 
-/// Builds several components concurrently, as many at once as memory allows: each free
-/// slot takes the next component in the order given, so put the longest builds first.
+/// Builds several components concurrently, as many at once as memory allows: each free slot
+/// takes the next chain in the order given, so put the longest builds first. A chain is a
+/// component and those that build on it ([`Component::builds_on`]), one after the other.
 pub fn build_all(components: &[Component], cache: &Path) -> Result<Vec<BuildReport>, BuildError> {
     use std::sync::OnceLock;
     use std::sync::atomic::{AtomicUsize, Ordering};
-    let slots = parallel_slots(available_memory_bytes()).min(components.len().max(1));
+    let chains = chains(components);
+    let slots = parallel_slots(available_memory_bytes()).min(chains.len().max(1));
     let next = AtomicUsize::new(0);
     let results: Vec<OnceLock<Result<BuildReport, BuildError>>> =
         components.iter().map(|_| OnceLock::new()).collect();
@@ -94,17 +96,15 @@ pub fn build_all(components: &[Component], cache: &Path) -> Result<Vec<BuildRepo
         let workers: Vec<_> = (0..slots)
             .map(|_| {
                 scope.spawn(|| {
-                    loop {
-                        let i = next.fetch_add(1, Ordering::SeqCst);
-                        let Some(component) = components.get(i) else {
-                            break;
-                        };
-                        let _ = results[i].set(ensure(component, cache));
+                    while let Some(chain) = chains.get(next.fetch_add(1, Ordering::SeqCst)) {
+                        for &i in chain {
+                            let _ = results[i].set(ensure(&components[i], cache));
+                        }
                     }
                 })
             })
             .collect();
-        // A worker that panicked leaves its component without a result, reported below.
+        // A worker that panicked leaves its components without a result, reported below.
         for worker in workers {
             let _ = worker.join();
         }
@@ -118,6 +118,25 @@ pub fn build_all(components: &[Component], cache: &Path) -> Result<Vec<BuildRepo
                     std::io::Error::other("a build thread panicked"),
                 ))
             })
+        })
+        .collect()
+}
+
+/// Indexes into `components`: each that builds on none of the others starts a chain, in the
+/// order given, and is followed by those that build on it.
+fn chains(components: &[Component]) -> Vec<Vec<usize>> {
+    let base_of = |c: &Component| {
+        c.builds_on()
+            .and_then(|base| components.iter().position(|other| *other == base))
+    };
+    components
+        .iter()
+        .enumerate()
+        .filter(|(_, c)| base_of(c).is_none())
+        .map(|(root, _)| {
+            std::iter::once(root)
+                .chain((0..components.len()).filter(|&i| base_of(&components[i]) == Some(root)))
+                .collect()
         })
         .collect()
 }
@@ -191,6 +210,14 @@ fn go_command(module: &Path) -> Command {
         // scheduler-library (a Kueue 0.19 dependency) is not in the checksum database; go.sum pins it.
         .env("GONOSUMDB", "sigs.k8s.io/scheduler-library")
         .stdin(Stdio::null());
+    // The compiler collects garbage less often: a cold build of etcd takes 15 % less CPU
+    // (70 -> 60 s) for 40 % more memory at its peak (260 -> 370 MB). The soft limit keeps the
+    // linker of a large binary from growing its heap fivefold. A user's settings stand.
+    for (name, value) in [("GOGC", "400"), ("GOMEMLIMIT", "3GiB")] {
+        if std::env::var_os(name).is_none() {
+            cmd.env(name, value);
+        }
+    }
     cmd
 }
 
@@ -510,6 +537,28 @@ mod tests {
                 "{component}: {args:?}"
             );
         }
+    }
+
+    #[test]
+    fn what_builds_on_the_default_kueue_follows_it_in_one_chain() {
+        let kueue = |v: &str| Component::kueue(v);
+        let components = [
+            Component::kubernetes(super::super::KUBERNETES),
+            Component::kwok(),
+            kueue("v0.18.4"),
+            kueue(super::super::KUEUE_DEFAULT),
+            kueue("v0.17.0"),
+            Component::etcd(),
+        ];
+        assert_eq!(
+            chains(&components),
+            [vec![0], vec![3, 1, 2], vec![4], vec![5]]
+        );
+        // Without the default Kueue, each builds on its own.
+        assert_eq!(
+            chains(&[Component::kwok(), kueue("v0.18.4")]),
+            [vec![0], vec![1]]
+        );
     }
 
     #[test]

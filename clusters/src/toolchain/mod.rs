@@ -66,6 +66,18 @@ impl Component {
         vec![Self::etcd(), Self::kubernetes(kubernetes), Self::kwok()]
     }
 
+    /// The component whose compiled packages this one's build reuses when built after it in
+    /// the same Go build cache: KWOK's and [`KUEUE_ON_DEFAULT_MODULES`]' wrapper modules require
+    /// the modules of the default Kueue's at its versions.
+    pub fn builds_on(&self) -> Option<Self> {
+        let on_default_kueue = match self.name {
+            "kwok" => true,
+            "kueue" => KUEUE_ON_DEFAULT_MODULES.contains(&self.version.as_str()),
+            _ => false,
+        };
+        on_default_kueue.then(|| Self::kueue(KUEUE_DEFAULT))
+    }
+
     fn is_kubernetes(&self) -> bool {
         matches!(self.name, "kubernetes" | "kubernetes-node" | "kubectl")
     }

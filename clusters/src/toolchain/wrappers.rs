@@ -71,6 +71,64 @@ mod tests {
         assert_eq!(committed.len(), WRAPPERS.len());
     }
 
+    /// `path version` of every requirement of a go.mod.
+    fn requirements(go_mod: &str) -> std::collections::BTreeMap<&str, &str> {
+        let mut block = false;
+        let mut out = std::collections::BTreeMap::new();
+        for line in go_mod.lines() {
+            let line = line.split("//").next().unwrap_or_default().trim();
+            let entry = match line {
+                "require (" => {
+                    block = true;
+                    continue;
+                }
+                ")" => {
+                    block = false;
+                    continue;
+                }
+                _ if block => line,
+                _ => match line.strip_prefix("require ") {
+                    Some(rest) => rest,
+                    None => continue,
+                },
+            };
+            if let Some((path, version)) = entry.split_once(' ') {
+                out.insert(path, version.trim());
+            }
+        }
+        out
+    }
+
+    /// The sharing [`super::super::Component::builds_on`] promises holds only while these
+    /// modules require what the default Kueue's does.
+    #[test]
+    fn modules_built_on_the_default_kueue_require_its_versions() {
+        use super::super::{KUEUE_DEFAULT, KUEUE_ON_DEFAULT_MODULES};
+        let default = requirements(find(&format!("kueue-{KUEUE_DEFAULT}")).unwrap().go_mod);
+        assert!(default.len() > 100, "{default:?}");
+        let differences = |name: &str| -> Vec<String> {
+            let own = requirements(find(name).unwrap().go_mod);
+            default
+                .iter()
+                .filter(|(path, version)| own.get(*path) != Some(*version))
+                .map(|(path, version)| format!("{path} {version} -> {:?}", own.get(*path)))
+                .collect()
+        };
+        for version in KUEUE_ON_DEFAULT_MODULES {
+            assert_eq!(
+                differences(&format!("kueue-{version}")),
+                [format!(
+                    "sigs.k8s.io/kueue {KUEUE_DEFAULT} -> Some(\"{version}\")"
+                )]
+            );
+        }
+        // KWOK needs a newer one, so what imports it compiles again for KWOK.
+        assert_eq!(
+            differences("kwok"),
+            ["go.opentelemetry.io/otel/sdk v1.43.0 -> Some(\"v1.44.0\")"]
+        );
+    }
+
     #[test]
     fn a_module_is_written_once_and_kept() {
         let cache = tempfile::tempdir().unwrap();
