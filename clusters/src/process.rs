@@ -13,6 +13,8 @@ use std::sync::mpsc::{Sender, channel};
 use std::sync::{Mutex, OnceLock};
 use std::time::Duration;
 
+use rustix::process::{Pid, Signal};
+
 use crate::poll;
 
 type SpawnRequest = (Command, Sender<std::io::Result<Child>>);
@@ -68,15 +70,15 @@ impl Process {
             .stderr(err)
             .process_group(0);
         if !detached {
-            let parent = std::process::id() as libc::pid_t;
-            // SAFETY: only async-signal-safe calls (prctl, getppid, _exit) run between fork and exec.
+            let parent = rustix::process::getpid();
+            // SAFETY: only system calls (prctl, getppid) run between fork and exec, and the
+            // errors are made without allocating.
             unsafe {
                 cmd.pre_exec(move || {
-                    if libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL) != 0 {
-                        return Err(std::io::Error::last_os_error());
-                    }
-                    if libc::getppid() != parent {
-                        libc::_exit(1);
+                    rustix::process::set_parent_process_death_signal(Some(Signal::KILL))?;
+                    // The parent exited before the signal was armed: no one would stop this child.
+                    if rustix::process::getppid() != Some(parent) {
+                        return Err(rustix::io::Errno::SRCH.into());
                     }
                     Ok(())
                 });
@@ -112,7 +114,7 @@ impl Process {
         if self.exited().is_some() {
             return;
         }
-        signal_group(self.pid(), libc::SIGTERM);
+        signal_group(self.pid(), Signal::TERM);
         if !poll::blocking_until(grace, Duration::from_millis(50), || self.exited().is_some()) {
             self.kill();
         }
@@ -120,19 +122,19 @@ impl Process {
 
     /// SIGKILL to the whole process group, as a crash would.
     pub fn kill(&mut self) {
-        signal_group(self.pid(), libc::SIGKILL);
+        signal_group(self.pid(), Signal::KILL);
         let _ = self.child.wait();
     }
 
     /// SIGSTOP to the process group: it stays, frozen, as a stalled VM or a long pause would
     /// leave it, until [`Process::resume`].
     pub fn pause(&self) {
-        signal_group(self.pid(), libc::SIGSTOP);
+        signal_group(self.pid(), Signal::STOP);
     }
 
     /// SIGCONT to the process group.
     pub fn resume(&self) {
-        signal_group(self.pid(), libc::SIGCONT);
+        signal_group(self.pid(), Signal::CONT);
     }
 
     /// The last lines of the log, for error messages.
@@ -147,11 +149,22 @@ impl Drop for Process {
     }
 }
 
-pub fn signal_group(pid: u32, signal: libc::c_int) {
-    // SAFETY: kill(2) with a negative pid signals a process group; no memory is involved.
-    unsafe {
-        libc::kill(-(pid as libc::pid_t), signal);
+/// Signals the process group that `pid` leads; a group already gone is no error.
+pub fn signal_group(pid: u32, signal: Signal) {
+    if let Some(pid) = pid_of(pid) {
+        let _ = rustix::process::kill_process_group(pid, signal);
     }
+}
+
+/// Signals one process; one already gone is no error.
+pub fn signal(pid: u32, signal: Signal) {
+    if let Some(pid) = pid_of(pid) {
+        let _ = rustix::process::kill_process(pid, signal);
+    }
+}
+
+fn pid_of(pid: u32) -> Option<Pid> {
+    i32::try_from(pid).ok().and_then(Pid::from_raw)
 }
 
 /// SIGTERM to the process group of `pid`, then SIGKILL after `grace`; for processes this
@@ -160,15 +173,13 @@ pub fn stop_pid(pid: u32, grace: Duration) {
     if !is_alive(pid) {
         return;
     }
-    signal_group(pid, libc::SIGTERM);
+    signal_group(pid, Signal::TERM);
     poll::blocking_until(grace, Duration::from_millis(50), || !is_alive(pid));
-    signal_group(pid, libc::SIGKILL);
+    signal_group(pid, Signal::KILL);
 }
 
 pub fn is_alive(pid: u32) -> bool {
-    // SAFETY: signal 0 only checks that the process exists.
-    let alive = unsafe { libc::kill(pid as libc::pid_t, 0) } == 0;
-    alive && !is_zombie(pid)
+    pid_of(pid).is_some_and(|p| rustix::process::test_kill_process(p).is_ok()) && !is_zombie(pid)
 }
 
 fn is_zombie(pid: u32) -> bool {

@@ -55,7 +55,7 @@ pub fn release() {
     }
     let pids: Vec<u32> = cluster.pids().into_iter().map(|(_, pid)| pid).collect();
     for pid in &pids {
-        crate::process::signal_group(*pid, libc::SIGKILL);
+        crate::process::signal_group(*pid, rustix::process::Signal::KILL);
     }
     crate::poll::blocking_until(
         std::time::Duration::from_secs(5),

@@ -108,10 +108,7 @@ pub fn shim_pids(paths: &NodePaths) -> Vec<u32> {
 
 pub fn kill_pids(pids: &[u32]) {
     for pid in pids {
-        // SAFETY: kill(2) on a pid we found running our shim; no memory is involved.
-        unsafe {
-            libc::kill(*pid as libc::pid_t, libc::SIGKILL);
-        }
+        crate::process::signal(*pid, rustix::process::Signal::KILL);
     }
     poll::blocking_until(Duration::from_secs(5), Duration::from_millis(20), || {
         !pids.iter().any(|p| crate::process::is_alive(*p))
@@ -215,13 +212,8 @@ pub fn unmount_all(dir: &Path) -> Result<(), String> {
             return Ok(());
         }
         for mount in mounts {
-            let Ok(path) = std::ffi::CString::new(mount.display().to_string()) else {
-                continue;
-            };
-            // SAFETY: umount2 with a NUL-terminated path; MNT_DETACH never blocks on busy mounts.
-            unsafe {
-                libc::umount2(path.as_ptr(), libc::MNT_DETACH);
-            }
+            // Detached: a busy mount goes from the tree at once, never blocks.
+            let _ = rustix::mount::unmount(&mount, rustix::mount::UnmountFlags::DETACH);
         }
     }
     let left = crate::mounts::mounts_under(dir);

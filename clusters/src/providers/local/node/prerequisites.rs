@@ -58,7 +58,7 @@ pub fn find_program(program: &str) -> Option<PathBuf> {
 /// Fails with every missing piece and the command that installs them.
 pub fn check() -> Result<(), String> {
     // SAFETY: geteuid has no preconditions.
-    if unsafe { libc::geteuid() } != 0 {
+    if !rustix::process::geteuid().is_root() {
         return Err(
             "a real node runs containerd and the kubelet, which need root; run as root (or leave out --real-nodes)"
                 .into(),
