@@ -18,12 +18,10 @@ pub enum ClusterError {
     Kube(#[from] kube::Error),
     #[error("no free ports: {0}")]
     NoFreePorts(#[source] std::io::Error),
+    /// The own error of a part every provider shares (Kueue, CRDs, fake nodes): like a
+    /// provider's, its module defines the conversion, so that this type names none of them.
     #[error(transparent)]
-    Kueue(#[from] crate::kueue::KueueError),
-    #[error(transparent)]
-    Crd(#[from] crate::crds::CrdError),
-    #[error(transparent)]
-    FakeNode(#[from] crate::nodes::FakeNodeError),
+    Part(Box<dyn std::error::Error + Send + Sync + 'static>),
     #[error(transparent)]
     WorkDir(#[from] crate::work_dirs::WorkDirError),
     /// A provider's own error: each provider module defines its type and the conversion, so

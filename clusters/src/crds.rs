@@ -30,6 +30,12 @@ pub enum CrdError {
     NotEstablished { name: String, seconds: u64 },
 }
 
+impl From<CrdError> for ClusterError {
+    fn from(e: CrdError) -> Self {
+        ClusterError::Part(Box::new(e))
+    }
+}
+
 /// How long each CRD may take to be Established after it is applied.
 const ESTABLISHED_WITHIN: Duration = Duration::from_secs(60);
 

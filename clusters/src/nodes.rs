@@ -10,10 +10,12 @@ use serde_json::json;
 
 use crate::cluster::ClusterError;
 use crate::poll::{self, Look};
-use crate::providers::local::commands::KWOK_NODE_ANNOTATION;
 
 pub const NODE_PREFIX: &str = "kwok-node-";
 pub const GPU: &str = "nvidia.com/gpu";
+
+/// Marks a node as KWOK's to serve.
+pub const KWOK_NODE_ANNOTATION: (&str, &str) = ("kwok.x-k8s.io/node", "fake");
 
 /// Capacity of each fake node.
 #[derive(Clone, Debug)]
@@ -65,6 +67,12 @@ pub enum FakeNodeError {
         count: usize,
         seconds: u64,
     },
+}
+
+impl From<FakeNodeError> for ClusterError {
+    fn from(e: FakeNodeError) -> Self {
+        ClusterError::Part(Box::new(e))
+    }
 }
 
 pub fn node_name(index: usize) -> String {

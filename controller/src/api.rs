@@ -59,7 +59,7 @@ pub struct AppWrapperComponent {
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub pod_set_infos: Vec<AppWrapperPodSetInfo>,
     /// The wrapped manifest, kept as untyped JSON so that it round-trips unchanged.
-    #[schemars(schema_with = "crate::crd::embedded_resource")]
+    #[schemars(schema_with = "embedded_resource")]
     pub template: serde_json::Value,
 }
 
@@ -215,6 +215,15 @@ pub mod condition {
     pub const PODS_READY: &str = "PodsReady";
     pub const UNHEALTHY: &str = "Unhealthy";
     pub const DELETING_RESOURCES: &str = "DeletingResources";
+}
+
+/// Schema of a component template: an arbitrary embedded Kubernetes object.
+pub fn embedded_resource(_: &mut schemars::SchemaGenerator) -> schemars::Schema {
+    schemars::json_schema!({
+        "type": "object",
+        "x-kubernetes-embedded-resource": true,
+        "x-kubernetes-preserve-unknown-fields": true,
+    })
 }
 
 #[cfg(test)]

@@ -7,18 +7,8 @@ use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::{
     CustomResourceDefinition, JSON, JSONSchemaProps, JSONSchemaPropsOrArray, JSONSchemaPropsOrBool,
 };
 use kube::CustomResourceExt;
-use schemars::Schema;
 
 use crate::api::AppWrapper;
-
-/// Schema of a component template: an arbitrary embedded Kubernetes object.
-pub fn embedded_resource(_: &mut schemars::SchemaGenerator) -> Schema {
-    schemars::json_schema!({
-        "type": "object",
-        "x-kubernetes-embedded-resource": true,
-        "x-kubernetes-preserve-unknown-fields": true,
-    })
-}
 
 /// The AppWrapper CRD. Differences from kube's derive output, all towards the reference:
 /// `spec` is optional; no field is `nullable`; `status.phase` is a plain string; conditions

@@ -24,5 +24,6 @@ pub mod observe;
 pub mod own_writes;
 pub mod pod_observation;
 pub mod podsets;
+pub mod quantity;
 pub mod resources;
 pub mod webhook;

@@ -10,7 +10,7 @@ use k8s_openapi::apimachinery::pkg::api::resource::Quantity;
 use kube::ResourceExt;
 
 use crate::config::AutopilotConfig;
-use crate::resources::quantity::parse_quantity;
+use crate::quantity::parse_quantity;
 
 pub use crate::observe::no_execute_resources;
 

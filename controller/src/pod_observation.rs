@@ -8,7 +8,7 @@ use k8s_openapi::api::core::v1::Pod;
 use kube::ResourceExt;
 
 use crate::decide::{PodObservation, PodPhase};
-use crate::resources::quantity::parse_quantity;
+use crate::quantity::parse_quantity;
 
 pub fn pod_observation(pod: &Pod) -> PodObservation {
     let status = pod.status.as_ref();

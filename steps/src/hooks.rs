@@ -319,7 +319,7 @@ async fn revert(client: &kube::Client, undo: &Undo) -> anyhow::Result<()> {
         Undo::NodeNotReady { node } => {
             // kwok takes the node back and reports it Ready; the node lifecycle controller
             // then lifts its not-ready taints.
-            let (key, value) = clusters::providers::local::commands::KWOK_NODE_ANNOTATION;
+            let (key, value) = clusters::nodes::KWOK_NODE_ANNOTATION;
             nodes
                 .patch(
                     node,

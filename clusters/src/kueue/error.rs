@@ -63,3 +63,9 @@ pub enum KueueError {
     #[error("not a Kueue object kind: {0:?}")]
     NotAKueueKind(String),
 }
+
+impl From<KueueError> for crate::cluster::ClusterError {
+    fn from(e: KueueError) -> Self {
+        crate::cluster::ClusterError::Part(Box::new(e))
+    }
+}

@@ -13,7 +13,7 @@ use k8s_openapi::api::core::v1::PodSpec;
 use schemars::generate::SchemaSettings;
 use serde_json::{Map, Value};
 
-use crate::resources::quantity::parse_quantity;
+use crate::quantity::parse_quantity;
 
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum PodSpecError {

@@ -6,7 +6,7 @@ use std::collections::BTreeMap;
 use k8s_openapi::api::core::v1::Taint;
 use serde_json::{Map, Value, json};
 
-use super::quantity::parse_quantity;
+use crate::quantity::parse_quantity;
 
 /// What the reconciler passes when config `autopilot` is present and `injectAntiAffinities`
 /// is true.

@@ -7,7 +7,6 @@ mod build_error;
 mod inject;
 pub mod maps;
 mod owner;
-pub mod quantity;
 
 pub use autopilot::{
     AffinityError, AutopilotAntiAffinity, inject_anti_affinity, requests_resource,

@@ -3,6 +3,8 @@
 use std::net::Ipv4Addr;
 use std::path::Path;
 
+use crate::nodes::KWOK_NODE_ANNOTATION;
+
 /// Who must reach the API server.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Reach {
@@ -25,8 +27,6 @@ pub struct Ports {
     pub scheduler: u16,
     pub kwok: u16,
 }
-
-pub const KWOK_NODE_ANNOTATION: (&str, &str) = ("kwok.x-k8s.io/node", "fake");
 
 fn p(path: &Path) -> String {
     path.display().to_string()
