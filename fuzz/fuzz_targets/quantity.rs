@@ -2,7 +2,7 @@
 //! sign (what the controller reads of a quantity: whether it is zero or negative).
 #![no_main]
 
-use appwrapper_controller::resources::quantity::{QuantityError, parse_quantity};
+use appwrapper_controller::quantity::{QuantityError, parse_quantity};
 use awconf_fuzz::oracle;
 use libfuzzer_sys::fuzz_target;
 
