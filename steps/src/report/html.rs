@@ -109,6 +109,21 @@ pub fn page(title: &str, body: Markup) -> String {
     .into_string()
 }
 
+/// Hostile text for the pages' tests, and what it must become on a page.
+#[cfg(test)]
+pub mod hostile {
+    pub const TEXT: &str = "<script>\"&'";
+    pub const ESCAPED: &str = "&lt;script&gt;&quot;&amp;'";
+
+    /// Every one of `wanted` is on the page, and no tag the hostile text would open.
+    pub fn assert_escaped(html: &str, wanted: &[String]) {
+        for want in wanted {
+            assert!(html.contains(want), "{want} missing from\n{html}");
+        }
+        assert!(!html.contains("<script"), "{html}");
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -430,8 +430,7 @@ mod tests {
 
     #[test]
     fn hostile_text_is_escaped() {
-        const HOSTILE: &str = "<script>\"&'";
-        const SAFE: &str = "&lt;script&gt;&quot;&amp;'";
+        use crate::report::html::hostile::{ESCAPED as SAFE, TEXT as HOSTILE, assert_escaped};
         let mut failed = record(HOSTILE, HOSTILE, 3, false, false);
         failed.failure = Some(format!("log line: {HOSTILE}"));
         let mut passed = record("phases", HOSTILE, 9, true, false);
@@ -454,19 +453,19 @@ mod tests {
             coverage: &coverage,
             context: HOSTILE,
         });
-        for want in [
-            format!("<p>{SAFE}</p>"),
-            format!("<a href=\"#feature-script\">{SAFE}</a>"),
-            format!("<li>namespace {SAFE}</li>"),
-            format!("<li>{SAFE}: gpu <span class=\"skipped\">skipped</span></li>"),
-            format!("<tr><td>{SAFE}</td><td>gpu</td><td>{SAFE}</td></tr>"),
-            format!("<h3 id=\"feature-script\">{SAFE}</h3>"),
-            format!("<a href=\"scenarios/aw-3/index.html\">{SAFE}</a>"),
-            format!("<pre>log line: {SAFE}</pre>"),
-            format!("<td>{SAFE}</td></tr>"),
-        ] {
-            assert!(html.contains(&want), "{want} missing from\n{html}");
-        }
-        assert!(!html.contains("<script"), "{html}");
+        assert_escaped(
+            &html,
+            &[
+                format!("<p>{SAFE}</p>"),
+                format!("<a href=\"#feature-script\">{SAFE}</a>"),
+                format!("<li>namespace {SAFE}</li>"),
+                format!("<li>{SAFE}: gpu <span class=\"skipped\">skipped</span></li>"),
+                format!("<tr><td>{SAFE}</td><td>gpu</td><td>{SAFE}</td></tr>"),
+                format!("<h3 id=\"feature-script\">{SAFE}</h3>"),
+                format!("<a href=\"scenarios/aw-3/index.html\">{SAFE}</a>"),
+                format!("<pre>log line: {SAFE}</pre>"),
+                format!("<td>{SAFE}</td></tr>"),
+            ],
+        );
     }
 }

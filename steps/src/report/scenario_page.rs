@@ -417,8 +417,7 @@ mod tests {
 
     #[test]
     fn hostile_text_is_escaped() {
-        const HOSTILE: &str = "<script>\"&'";
-        const SAFE: &str = "&lt;script&gt;&quot;&amp;'";
+        use crate::report::html::hostile::{ESCAPED as SAFE, TEXT as HOSTILE, assert_escaped};
         let record = ScenarioRecord {
             feature: "F".into(),
             scenario: HOSTILE.into(),
@@ -436,18 +435,18 @@ mod tests {
             ..ScenarioRecord::default()
         };
         let html = render(&record, &[format!("logs/{HOSTILE}.log")]);
-        for want in [
-            format!("<title>failed — F: {SAFE}</title>"),
-            format!("<h2>Scenario: {SAFE} <span"),
-            format!("<pre class=\"failure\">log line: {SAFE}</pre>"),
-            format!("<span class=\"kw\">Given</span> {SAFE} <span"),
-            format!("<td>{SAFE}</td>"),
-            format!("<li>{SAFE}</li>"),
-            format!("<a href=\"logs/%3Cscript%3E%22%26%27.log\">logs/{SAFE}.log</a>"),
-        ] {
-            assert!(html.contains(&want), "{want} missing from\n{html}");
-        }
-        assert!(!html.contains("<script"), "{html}");
+        assert_escaped(
+            &html,
+            &[
+                format!("<title>failed — F: {SAFE}</title>"),
+                format!("<h2>Scenario: {SAFE} <span"),
+                format!("<pre class=\"failure\">log line: {SAFE}</pre>"),
+                format!("<span class=\"kw\">Given</span> {SAFE} <span"),
+                format!("<td>{SAFE}</td>"),
+                format!("<li>{SAFE}</li>"),
+                format!("<a href=\"logs/%3Cscript%3E%22%26%27.log\">logs/{SAFE}.log</a>"),
+            ],
+        );
     }
 
     #[test]
