@@ -55,12 +55,14 @@ pub fn error_message(e: &kube::Error) -> String {
 
 impl Actor<'_> {
     /// Applies `decision`, which was computed from `original`; `aw` is kept up to date with the
-    /// writes. Returns the outcome of the create the decision asked for, if any.
+    /// writes, and `written` gets the resourceVersion each write of the AppWrapper left behind,
+    /// in order. Returns the outcome of the create the decision asked for, if any.
     pub async fn apply(
         &self,
         aw: &mut AppWrapper,
         original: &AppWrapperStatus,
         decision: &Decision,
+        written: &mut Vec<String>,
     ) -> Result<Option<CreateOutcome>, ActError> {
         let name = aw.name_any();
         let namespace = aw.namespace().unwrap_or_default();
@@ -75,6 +77,7 @@ impl Actor<'_> {
             self.patch_finalizers(&api, aw, finalizers)
                 .await
                 .map_err(ActError::AddFinalizer)?;
+            written.extend(aw.resource_version());
         }
 
         let patch = merge_patch::diff(
@@ -96,6 +99,7 @@ impl Actor<'_> {
                 Ok(updated) => {
                     aw.metadata.resource_version = updated.metadata.resource_version;
                     aw.status = Some(decision.status.clone());
+                    written.extend(aw.resource_version());
                 }
                 Err(e) if decision.ignore_status_error => {
                     tracing::warn!(appwrapper = %name, "status patch failed (ignored): {e}");

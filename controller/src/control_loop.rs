@@ -451,8 +451,7 @@ async fn decide_and_act(
     // Each pass creates at most one component; the outcome feeds the next decision.
     for _ in 0..aw.spec.components.len() + 2 {
         let decision = decide(&status, &observation, Timestamp::now(), &ctx.config);
-        let created = actor.apply(&mut aw, &status, &decision).await;
-        versions.extend(aw.resource_version());
+        let created = actor.apply(&mut aw, &status, &decision, versions).await;
         match created? {
             Some(outcome) => {
                 status = decision.status;
