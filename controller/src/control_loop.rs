@@ -40,6 +40,12 @@ pub const EVENT_REPORTER: &str = "appwrappers";
 const BACKOFF_BASE: Duration = Duration::from_millis(5);
 const BACKOFF_MAX: Duration = Duration::from_secs(1000);
 
+/// How long an AppWrapper's triggers must be quiet before it is reconciled, so that the events
+/// that arrive together (its pods starting, Kueue's writes beside ours) make one reconcile and
+/// one status write. Measured on 200 AppWrappers (`bench load --seed 42`): 0 ms 11.0 status
+/// writes per AppWrapper, 100 ms 9.3, 300 ms 9.1 with twice the admission → Running latency.
+const RECONCILE_DEBOUNCE: Duration = Duration::from_millis(100);
+
 /// How long after its start the controller waits for its pod and Job watches' first lists
 /// before it reconciles from API reads instead, and how often it looks again meanwhile.
 const WATCH_SYNC_WAIT: Duration = Duration::from_secs(30);
@@ -259,6 +265,7 @@ async fn reconcile_until(
     }
     let stop = stop.shared();
     let controller = controller
+        .with_config(controller::Config::default().debounce(RECONCILE_DEBOUNCE))
         .graceful_shutdown_on(stop.clone().map(|_| ()))
         .run(reconcile, error_policy, ctx)
         .for_each(move |result| {
