@@ -78,7 +78,13 @@ impl Observer<'_> {
                 components[i].object = self.read_object(&namespace, &name, cs).await;
             }
         }
-        if phase == Phase::Resuming && !deleting {
+        // Suspended and Resetting lead to Resuming in the same decision, which creates.
+        let may_create = match phase {
+            Phase::Resuming | Phase::Resetting => true,
+            Phase::Suspended => !aw.spec.suspend,
+            _ => false,
+        };
+        if may_create && !deleting {
             let opts = build_options(self.config);
             for (i, component) in components.iter_mut().enumerate().take(component_count) {
                 let created = status

@@ -73,6 +73,7 @@ impl Decider<'_> {
         self.set(PODS_READY, CondStatus::False, RESUMING, MSG_SUSPEND_FALSE);
         self.set(UNHEALTHY, CondStatus::False, RESUMING, MSG_SUSPEND_FALSE);
         self.transition(Phase::Resuming);
+        self.resume_at_once();
     }
 
     /// §2.3.5.
@@ -115,6 +116,7 @@ impl Decider<'_> {
             MSG_RESET_COMPLETE,
         );
         self.transition(Phase::Resuming);
+        self.resume_at_once();
     }
 
     /// §2.3.7.

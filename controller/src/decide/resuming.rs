@@ -31,12 +31,7 @@ impl Decider<'_> {
             self.create_failed(e);
             return;
         }
-        let next = self
-            .status
-            .component_status
-            .iter()
-            .position(|cs| !conditions::is_true(&cs.conditions, RESOURCES_DEPLOYED));
-        let Some(index) = next else {
+        let Some(index) = self.next_to_create() else {
             self.transition(Phase::Running);
             return;
         };
@@ -67,6 +62,25 @@ impl Decider<'_> {
                 });
             }
         }
+    }
+
+    /// Just entered Resuming: creates the next component in the same decision, so that one
+    /// status write carries the phase and the creation mark. Only when that component could
+    /// be built: one that cannot fails the workload from Resuming in the next reconcile, as the
+    /// phase graph has no edge from Suspended or Resetting to Failed.
+    pub(super) fn resume_at_once(&mut self) {
+        if let Some(index) = self.next_to_create()
+            && matches!(self.obs.component(index).desired, Some(Ok(_)))
+        {
+            self.handle_resuming();
+        }
+    }
+
+    fn next_to_create(&self) -> Option<usize> {
+        self.status
+            .component_status
+            .iter()
+            .position(|cs| !conditions::is_true(&cs.conditions, RESOURCES_DEPLOYED))
     }
 
     /// Records the result of a create in the component's status (§4.6 steps 2–3).

@@ -60,7 +60,7 @@ fn failing() -> Scenario {
     Phase::Running
 )]
 #[case::retry_pause_from_unhealthy_ltt_not_deletion_end(
-    resetting().gone().cond(RESOURCES_DEPLOYED, "False", "Resetting", 80).now(90),
+    resetting().gone().component_deleted().cond(RESOURCES_DEPLOYED, "False", "Resetting", 80).now(90),
     Phase::Resuming
 )]
 #[case::retry_pause_not_elapsed(resetting().gone().now(89), Phase::Resetting)]

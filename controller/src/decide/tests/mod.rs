@@ -210,6 +210,12 @@ impl Scenario {
         self
     }
 
+    /// The component was deleted, as undeploying records it.
+    pub fn component_deleted(mut self) -> Self {
+        self.status.component_status[0] = job_status(Some(("False", "CompononetDeleted")));
+        self
+    }
+
     /// All wrapped objects and pods are gone.
     pub fn gone(self) -> Self {
         self.object(ObjectState::NotFound).pods(vec![])
@@ -238,10 +244,14 @@ pub fn empty() -> Scenario {
     })
 }
 
+/// Suspended, never deployed; the component can be built once `spec.suspend` is false.
 pub fn suspended() -> Scenario {
     Scenario::base(Phase::Suspended, vec![], job_status(None)).with(|s| {
         s.obs.has_finalizer = false;
-        s.obs.components[0].object = ObjectState::NotObserved;
+        s.obs.components[0] = ComponentObservation {
+            object: ObjectState::NotObserved,
+            desired: Some(Ok(desired("job"))),
+        };
     })
 }
 
@@ -264,14 +274,15 @@ pub fn running() -> Scenario {
     )
 }
 
-/// Resetting after an unhealthy verdict at t=0; the Job still exists.
+/// Resetting after an unhealthy verdict at t=0; the Job still exists (and could be built
+/// again).
 pub fn resetting() -> Scenario {
-    running().with(|s| s.status.phase = Phase::Resetting).cond(
-        UNHEALTHY,
-        "True",
-        "FoundFailedPods",
-        0,
-    )
+    running()
+        .with(|s| {
+            s.status.phase = Phase::Resetting;
+            s.obs.components[0].desired = Some(Ok(desired("job")));
+        })
+        .cond(UNHEALTHY, "True", "FoundFailedPods", 0)
 }
 
 pub fn suspending() -> Scenario {

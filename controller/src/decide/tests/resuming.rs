@@ -211,3 +211,51 @@ fn uninitialized_component_status_is_initialized() {
     assert_eq!(d.status.component_status.len(), 1);
     assert_eq!(creates(&d), [0]);
 }
+
+/// Leaving Suspended or Resetting for Resuming creates the first component in the same
+/// decision, so that one status write carries both (the finalizer first, the creation mark
+/// on a first attempt only, §4.6).
+#[rstest]
+#[case::unsuspended(suspended(), true, ("Unknown", "ComponentCreationInitiated"))]
+#[case::reset_complete(
+    resetting().gone().component_deleted().now(90),
+    false,
+    ("False", "CompononetDeleted")
+)]
+fn entering_resuming_creates_the_first_component_in_the_same_decision(
+    #[case] scenario: Scenario,
+    #[case] adds_finalizer: bool,
+    #[case] component: (&str, &str),
+) {
+    let d = scenario.decide();
+    assert_eq!(d.error, None);
+    assert_eq!(d.status.phase, Phase::Resuming);
+    assert_eq!(d.transition(), Some(Phase::Resuming));
+    assert_eq!(
+        component_cond(&d, 0),
+        Some((component.0.into(), component.1.into()))
+    );
+    assert_eq!(creates(&d), [0]);
+    assert_eq!(
+        d.effects.first() == Some(&Effect::AddFinalizer),
+        adds_finalizer
+    );
+}
+
+/// The phase graph has no edge from Suspended to Failed: a component that cannot be built
+/// fails the workload in the reconcile after the one that resumed it.
+#[test]
+fn a_component_that_cannot_be_built_is_left_to_the_next_decision() {
+    let unbuildable = |s: &mut Scenario| {
+        s.obs.components[0].desired = Some(Err(BuildFailure {
+            message: "no such kind".into(),
+            fatal: true,
+        }));
+    };
+    let d = suspended().with(unbuildable).decide();
+    assert_eq!(d.status.phase, Phase::Resuming);
+    assert!(creates(&d).is_empty());
+    let next = resuming().with(unbuildable).decide();
+    assert_eq!(next.status.phase, Phase::Failed);
+    assert_eq!(csm(&next, UNHEALTHY).1, "CreateFailed");
+}
