@@ -22,7 +22,7 @@ use tokio::task::JoinHandle;
 
 use crate::act::{ActError, Actor};
 use crate::api::{APPWRAPPER_LABEL, AppWrapper, CONTROLLER_NAME};
-use crate::cache::Caches;
+use crate::cache::{Caches, wrapped_kinds};
 use crate::config::{AutopilotConfig, Config};
 use crate::decide::confirm::needs_fresh_reads;
 use crate::decide::{Decision, decide};
@@ -74,6 +74,8 @@ struct Context {
     own_writes: OwnWrites<ObjectRef<AppWrapper>>,
     failures: Mutex<HashMap<ObjectRef<AppWrapper>, u32>>,
     started: Instant,
+    appwrappers: Store<AppWrapper>,
+    wrapped_kinds_watched: tokio::sync::OnceCell<()>,
 }
 
 /// A running controller. Await it to wait until it stops.
@@ -217,6 +219,7 @@ async fn reconcile_until(
         None => (None, None),
     };
 
+    let (store, writer) = reflector::store();
     let ctx = Arc::new(Context {
         recorder: EventRecorder::new(client.clone(), EVENT_REPORTER),
         client: client.clone(),
@@ -228,10 +231,11 @@ async fn reconcile_until(
         own_writes: OwnWrites::default(),
         failures: Mutex::new(HashMap::new()),
         started: Instant::now(),
+        appwrappers: store.clone(),
+        wrapped_kinds_watched: tokio::sync::OnceCell::new(),
     });
 
     let labelled = || watcher::Config::default().labels(APPWRAPPER_LABEL);
-    let (store, writer) = reflector::store();
     let queued = Arc::clone(&ctx.metrics);
     // managedFields can outweigh the rest of an AppWrapper, and nothing here reads them.
     let selected = match &selector {
@@ -291,6 +295,31 @@ async fn reconcile_until(
     tracing::info!("appwrapper controller started");
     future::select(Box::pin(controller), Box::pin(stopped_unlisted)).await;
     tracing::info!("appwrapper controller stopped");
+}
+
+/// Starts the watches of the kinds the AppWrappers wrap, so that a restarted controller reads
+/// those from its caches from its first reconcile on, as it does pods and Jobs, instead of
+/// each reconcile getting them from the API server meanwhile. Called by the first reconcile:
+/// kube-runtime reconciles only once the AppWrapper store has listed (and a second waiter on
+/// the store's readiness may never be woken, as its one-shot channel keeps one waker).
+async fn watch_wrapped_kinds(ctx: &Context) {
+    let state = ctx.appwrappers.state();
+    let mut watched = Vec::new();
+    for (api_version, kind) in wrapped_kinds(state.iter().map(AsRef::as_ref)) {
+        match ctx
+            .resources
+            .resolve(&ctx.client, &api_version, &kind)
+            .await
+        {
+            Ok(resource) => {
+                if ctx.caches.watch_kind(&ctx.client, &resource) {
+                    watched.push((api_version, kind));
+                }
+            }
+            Err(e) => tracing::info!("not watching {kind} {api_version} at the start: {e}"),
+        }
+    }
+    ctx.caches.wrapped_at_start(watched);
 }
 
 /// The node watch, feeding the node store; it triggers the AppWrappers with pods on a node
@@ -385,6 +414,9 @@ async fn reconcile_appwrapper(
     trigger: &AppWrapper,
     ctx: &Context,
 ) -> Result<Outcome, ReconcileError> {
+    ctx.wrapped_kinds_watched
+        .get_or_init(|| watch_wrapped_kinds(ctx))
+        .await;
     if let Some(poll) = wait_for_watches(ctx.caches.watched_synced(), ctx.started.elapsed()) {
         return Ok((Some(poll), ReconcileResult::RequeueAfter));
     }

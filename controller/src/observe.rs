@@ -176,7 +176,9 @@ impl Observer<'_> {
                         failed_conditions: obj.failed_conditions,
                     });
                 }
-                None => caches.watch_kind(self.client, &resource),
+                None => {
+                    caches.watch_kind(self.client, &resource);
+                }
             }
         }
         let api = resource.api(self.client, namespace);

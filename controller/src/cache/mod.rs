@@ -17,7 +17,7 @@ use kube::{Client, Resource, ResourceExt};
 use serde_json::json;
 use tokio::task::JoinHandle;
 
-use crate::api::APPWRAPPER_LABEL;
+use crate::api::{APPWRAPPER_LABEL, AppWrapper};
 use crate::decide::PodObservation;
 use crate::decide::summary::count_failed_conditions;
 use crate::discovery::DiscoveredResource;
@@ -39,7 +39,7 @@ type PodKey = (String, String, String);
 /// Namespace, name.
 type ObjectKey = (String, String);
 /// apiVersion, kind.
-type KindKey = (String, String);
+pub type KindKey = (String, String);
 
 /// The kinds whose watches the controller runs anyway, to be woken by them.
 const WATCHED: [(&str, &str); 2] = [("v1", "Pod"), ("batch/v1", "Job")];
@@ -50,6 +50,9 @@ pub struct Caches {
     objects: Mutex<HashMap<KindKey, Index<ObjectKey, CachedObject>>>,
     /// Watches of the other kinds, started when an AppWrapper first wraps one.
     watches: Mutex<HashMap<KindKey, JoinHandle<()>>>,
+    /// The other kinds the AppWrappers wrapped when the controller started, whose first lists
+    /// reconciles wait for as for pods and Jobs; `None` until they are known.
+    wrapped_at_start: Mutex<Option<Vec<KindKey>>>,
 }
 
 impl Drop for Caches {
@@ -89,14 +92,31 @@ impl Caches {
 
     /// Whether the pod and Job watches have both listed completely: before that, observe reads
     /// from the API server, which a restart among many AppWrappers turns into a burst.
+    /// So are the watches of the kinds wrapped at the start ([`Caches::wrapped_at_start`]).
     pub fn watched_synced(&self) -> bool {
         let pods = self.pods.lock().is_ok_and(|pods| pods.synced());
-        let jobs = self.objects.lock().is_ok_and(|objects| {
-            objects
-                .get(&("batch/v1".to_owned(), "Job".to_owned()))
-                .is_some_and(Index::synced)
+        let Ok(at_start) = self.wrapped_at_start.lock() else {
+            return false;
+        };
+        let Some(at_start) = at_start.as_ref() else {
+            return false;
+        };
+        let job = ("batch/v1".to_owned(), "Job".to_owned());
+        let listed = self.objects.lock().is_ok_and(|objects| {
+            at_start
+                .iter()
+                .chain([&job])
+                .all(|kind| objects.get(kind).is_some_and(Index::synced))
         });
-        pods && jobs
+        pods && listed
+    }
+
+    /// The kinds the AppWrappers wrapped when the controller started, whose watches have been
+    /// started: their first lists count for [`Caches::watched_synced`].
+    pub fn wrapped_at_start(&self, kinds: Vec<KindKey>) {
+        if let Ok(mut at_start) = self.wrapped_at_start.lock() {
+            *at_start = Some(kinds);
+        }
     }
 
     /// `Some(None)`: the watch of the kind has no such object; `None`: no watch of the kind has
@@ -159,21 +179,22 @@ impl Caches {
     }
 
     /// Starts watching the labelled objects of a namespaced kind that no watch covers yet; until
-    /// its first complete list, [`Caches::object`] knows nothing of the kind.
-    pub fn watch_kind(self: &Arc<Self>, client: &Client, resource: &DiscoveredResource) {
+    /// its first complete list, [`Caches::object`] knows nothing of the kind. Returns whether a
+    /// watch of this module's covers the kind (not pods or Jobs, not a cluster-scoped kind).
+    pub fn watch_kind(self: &Arc<Self>, client: &Client, resource: &DiscoveredResource) -> bool {
         let api_version = resource.resource.api_version.clone();
         let kind = resource.resource.kind.clone();
         if resource.scope != Scope::Namespaced
             || WATCHED.contains(&(api_version.as_str(), kind.as_str()))
         {
-            return;
+            return false;
         }
         let Ok(mut watches) = self.watches.lock() else {
-            return;
+            return false;
         };
         let key = (api_version.clone(), kind.clone());
         if watches.contains_key(&key) {
-            return;
+            return true;
         }
         let caches = Arc::downgrade(self);
         let api = Api::<DynamicObject>::all_with(client.clone(), &resource.resource);
@@ -193,7 +214,22 @@ impl Caches {
             }
         });
         watches.insert(key, task);
+        true
     }
+}
+
+/// The namespaced kinds other than pods and Jobs that `appwrappers` have recorded in their
+/// component status, each once.
+pub fn wrapped_kinds<'a>(appwrappers: impl IntoIterator<Item = &'a AppWrapper>) -> Vec<KindKey> {
+    let kinds: BTreeSet<KindKey> = appwrappers
+        .into_iter()
+        .filter_map(|aw| aw.status.as_ref())
+        .flat_map(|status| &status.component_status)
+        .filter(|cs| !cs.api_version.is_empty() && !cs.kind.is_empty())
+        .filter(|cs| !WATCHED.contains(&(cs.api_version.as_str(), cs.kind.as_str())))
+        .map(|cs| (cs.api_version.clone(), cs.kind.clone()))
+        .collect();
+    kinds.into_iter().collect()
 }
 
 fn cached<K: Resource>(obj: &K, failed_conditions: u32) -> CachedObject {
@@ -228,9 +264,20 @@ fn change<K, Key, V>(
 mod tests {
     use super::*;
 
+    fn kind(api_version: &str, kind: &str) -> KindKey {
+        (api_version.to_owned(), kind.to_owned())
+    }
+
+    fn listed(caches: &Caches, kind: &KindKey) {
+        for event in [watcher::Event::Init, watcher::Event::InitDone] {
+            caches.object_event::<DynamicObject>(&kind.0, &kind.1, &event, |obj| cached(obj, 0));
+        }
+    }
+
     #[test]
     fn the_watched_kinds_are_synced_once_both_have_listed() {
         let caches = Caches::default();
+        caches.wrapped_at_start(vec![]);
         assert!(!caches.watched_synced());
         caches.pod_event(&watcher::Event::Init);
         caches.pod_event(&watcher::Event::InitDone);
@@ -239,5 +286,52 @@ mod tests {
         assert!(!caches.watched_synced(), "Jobs are still listing");
         caches.job_event(&watcher::Event::InitDone);
         assert!(caches.watched_synced());
+    }
+
+    #[test]
+    fn the_kinds_wrapped_at_the_start_are_waited_for_too() {
+        let caches = Caches::default();
+        listed(&caches, &kind("v1", "Pod"));
+        caches.pod_event(&watcher::Event::Init);
+        caches.pod_event(&watcher::Event::InitDone);
+        listed(&caches, &kind("batch/v1", "Job"));
+        assert!(
+            !caches.watched_synced(),
+            "the wrapped kinds are not known yet"
+        );
+        let service = kind("v1", "Service");
+        caches.wrapped_at_start(vec![service.clone()]);
+        assert!(!caches.watched_synced(), "Services have not listed yet");
+        listed(&caches, &service);
+        assert!(caches.watched_synced());
+    }
+
+    #[test]
+    fn the_wrapped_kinds_are_those_in_component_status_but_pods_and_jobs() {
+        let aw = |kinds: &[(&str, &str)]| AppWrapper {
+            status: Some(crate::api::AppWrapperStatus {
+                component_status: kinds
+                    .iter()
+                    .map(
+                        |(api_version, kind)| crate::api::AppWrapperComponentStatus {
+                            api_version: (*api_version).into(),
+                            kind: (*kind).into(),
+                            ..Default::default()
+                        },
+                    )
+                    .collect(),
+                ..Default::default()
+            }),
+            ..AppWrapper::new("aw", Default::default())
+        };
+        let appwrappers = [
+            aw(&[("apps/v1", "Deployment"), ("batch/v1", "Job"), ("", "")]),
+            aw(&[("v1", "Service"), ("v1", "Pod"), ("apps/v1", "Deployment")]),
+            AppWrapper::new("new", Default::default()),
+        ];
+        assert_eq!(
+            wrapped_kinds(&appwrappers),
+            [kind("apps/v1", "Deployment"), kind("v1", "Service")]
+        );
     }
 }
