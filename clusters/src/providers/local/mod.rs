@@ -215,8 +215,13 @@ impl LocalCluster {
 
         let etcd = Component::etcd().binary(cache, "etcd");
         self.start("etcd", &etcd, commands::etcd(&w, &p), &[], opts.detached)?;
-        self.wait(&admin, &format!("http://127.0.0.1:{}/health", p.etcd), 20)
-            .await?;
+        self.wait(
+            "etcd",
+            &admin,
+            &format!("http://127.0.0.1:{}/health", p.etcd),
+            20,
+        )
+        .await?;
 
         let apiserver = kube.binary(cache, "kube-apiserver");
         let mut apiserver_args = commands::apiserver(&w, &p, self.reach);
@@ -231,6 +236,7 @@ impl LocalCluster {
             opts.detached,
         )?;
         self.wait(
+            "kube-apiserver",
             &admin,
             &format!("https://127.0.0.1:{}/readyz", p.apiserver),
             90,
@@ -262,12 +268,14 @@ impl LocalCluster {
         }
 
         self.wait(
+            "kube-controller-manager",
             &insecure,
             &format!("https://127.0.0.1:{}/healthz", p.controller_manager),
             60,
         )
         .await?;
         self.wait(
+            "kube-scheduler",
             &insecure,
             &format!("https://127.0.0.1:{}/readyz", p.scheduler),
             60,
@@ -275,6 +283,7 @@ impl LocalCluster {
         .await?;
         if opts.nodes > 0 {
             self.wait(
+                "kwok",
                 &insecure,
                 &format!("http://127.0.0.1:{}/healthz", p.kwok),
                 60,
@@ -308,14 +317,17 @@ impl LocalCluster {
     }
 
     /// Waits on the component started last.
+    /// Waits for the process started as `name` to answer `url`; its exit ends the wait, and a
+    /// timeout shows its log.
     async fn wait(
         &mut self,
+        name: &str,
         http: &reqwest::Client,
         url: &str,
         secs: u64,
     ) -> Result<(), ClusterError> {
-        let Some(process) = self.processes.last_mut() else {
-            return Err(LocalError::Setup("no process to wait for".into()).into());
+        let Some(process) = self.processes.iter_mut().find(|p| p.name == name) else {
+            return Err(LocalError::Setup(format!("no process {name} to wait for")).into());
         };
         health::wait_ready(process, http, url, Duration::from_secs(secs)).await?;
         Ok(())
