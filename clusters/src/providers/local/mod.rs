@@ -316,7 +316,6 @@ impl LocalCluster {
         Ok(())
     }
 
-    /// Waits on the component started last.
     /// Waits for the process started as `name` to answer `url`; its exit ends the wait, and a
     /// timeout shows its log.
     async fn wait(
