@@ -33,6 +33,8 @@ pub struct Settings {
     /// A serving certificate for the Service, when the installer provides one: (CA PEM,
     /// certificate PEM, key PEM). Without it the Secret is created empty, as released.
     pub certificate: Option<(String, String, String)>,
+    /// `--appwrapper-selector`: the AppWrappers it reconciles (`None`: all, as released).
+    pub appwrapper_selector: Option<String>,
 }
 
 impl Settings {
@@ -43,6 +45,7 @@ impl Settings {
             config_yaml: "controllerManager:\n  health:\n    bindAddress: \":8081\"\n  metrics:\n    bindAddress: \":8443\"\n  leaderElection: true\n".into(),
             failure_policy: "Fail".into(),
             certificate: None,
+            appwrapper_selector: None,
         }
     }
 }
@@ -193,6 +196,12 @@ fn service(name: &str, port: u16, target: u16, port_name: Option<&str>) -> Value
 }
 
 fn deployment(s: &Settings) -> Value {
+    let mut args = vec!["--zap-log-level=2".to_string()];
+    args.extend(
+        s.appwrapper_selector
+            .iter()
+            .map(|selector| format!("--appwrapper-selector={selector}")),
+    );
     let probe = |path: &str, delay: u32, period: u32| json!({ "httpGet": { "path": path, "port": 8081 }, "initialDelaySeconds": delay, "periodSeconds": period });
     let mut deployment = object("apps/v1", "Deployment", DEPLOYMENT, true);
     deployment["spec"] = json!({
@@ -212,7 +221,7 @@ fn deployment(s: &Settings) -> Value {
                     "image": s.image,
                     "imagePullPolicy": s.pull_policy,
                     "command": ["/manager"],
-                    "args": ["--zap-log-level=2"],
+                    "args": args,
                     "env": [{ "name": "NAMESPACE", "valueFrom": { "fieldRef": { "fieldPath": "metadata.namespace" } } }],
                     "ports": [
                         { "containerPort": 9443, "name": "webhook-server", "protocol": "TCP" },

@@ -3,6 +3,7 @@
 //! ready endpoint.
 
 pub mod manifests;
+pub mod own;
 pub mod rbac;
 
 use std::path::Path;
