@@ -3,11 +3,13 @@ Feature: Restart safety
   Everything that matters between two reconciles lives in the AppWrapper's status, so the
   controller may die at any moment: a new one converges to the same result, and counts no retry
   twice. These scenarios stop the controller under test. Where the harness starts our
-  controller itself (the embedded and process modes), each scenario gets a controller of its
-  own, which reconciles only the AppWrappers labelled `awconf.dev/controller: <its namespace>`
-  (the shared one skips them), and runs beside the others; with any other controller they run
-  alone. With the `process` controller mode the controller is killed with SIGKILL; the
-  embedded controller's task is aborted (reconciles in flight are dropped unfinished).
+  controller itself (the embedded, process and in-cluster modes), each scenario gets a
+  controller of its own, which reconciles only the AppWrappers labelled
+  `awconf.dev/controller: <its namespace>` (the shared one skips them), and runs beside the
+  others; in the cluster that controller is a Deployment of its own, `own-<namespace>`. With any
+  other controller they run alone. With the `process` controller mode the controller is killed
+  with SIGKILL; in the cluster its pod is deleted with grace period 0; the embedded
+  controller's task is aborted (reconciles in flight are dropped unfinished).
 
   Scenario: Killed while Running, it finds the pods that succeeded meanwhile
     Given an AppWrapper "running" wrapping a Job with 1 pod

@@ -249,8 +249,8 @@ async fn finish(w: &mut AwWorld, text: ScenarioText, step_failure: Option<String
     if !keep && let Err(e) = delete_namespace(w).await {
         tracing::warn!("deleting namespace {}: {e:#}", w.ns);
     }
-    if let Some(mut own) = w.own_controller.take()
-        && let Err(e) = own.stop().await
+    if let Some(own) = w.own_controller.take()
+        && let Err(e) = own.remove().await
     {
         tracing::warn!("stopping the own controller of {}: {e:#}", w.ns);
     }
@@ -467,7 +467,8 @@ mod tests {
     #[case::embedded_restart(ControllerMode::Embedded, "@serial @own-controller", false, true)]
     #[case::process_restart(ControllerMode::Process { binary: None }, "@serial @own-controller", false, true)]
     #[case::reference_restart(ControllerMode::Reference { version: "v1.2.2".into() }, "@serial @own-controller", true, false)]
-    #[case::in_cluster_restart(ControllerMode::InCluster { image: None }, "@serial @own-controller", true, false)]
+    #[case::in_cluster_restart(ControllerMode::InCluster { image: None }, "@serial @own-controller", false, true)]
+    #[case::installed_restart(ControllerMode::Installed { namespace: "aw".into() }, "@serial @own-controller", true, false)]
     #[case::kueue_upgrade(ControllerMode::Embedded, "@serial @kueue-upgrade", true, false)]
     #[case::plain(ControllerMode::Embedded, "@kueue", false, false)]
     #[case::own_without_serial(ControllerMode::Embedded, "@own-controller", false, true)]

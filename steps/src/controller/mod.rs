@@ -13,6 +13,8 @@ use appwrapper_controller::config::Config;
 use appwrapper_controller::control_loop::Handle;
 use appwrapper_controller::duration::GoDuration;
 use appwrapper_controller::webhook::WebhookServer;
+use clusters::install::controller::own;
+use clusters::install::logs::PodLogs;
 use clusters::install::scale::Workload;
 use clusters::process::Process;
 
@@ -45,6 +47,13 @@ pub fn suite_config() -> Config {
 /// scenario's namespace); the shared controller leaves AppWrappers with it alone.
 pub const OWN_CONTROLLER_LABEL: &str = "awconf.dev/controller";
 
+/// The label selector of the shared controller where scenarios can have controllers of their
+/// own (`None`: it reconciles every AppWrapper).
+pub fn shared_selector(mode: &ControllerMode) -> Option<String> {
+    mode.starts_own_controllers()
+        .then(|| format!("!{OWN_CONTROLLER_LABEL}"))
+}
+
 enum Running {
     Embedded(Handle),
     Child(Process),
@@ -73,6 +82,10 @@ pub struct ControllerUnderTest {
     webhook_server: Option<WebhookServer>,
     /// A child's `HOSTNAME`, which begins its leader-election identity.
     identity: Option<String>,
+    /// A scenario's own controller in the cluster: the Deployment its first start creates
+    /// beside the shared one, and the follower of its pods' logs.
+    own_deployment: Option<String>,
+    pod_logs: Option<PodLogs>,
 }
 
 impl Drop for ControllerUnderTest {
@@ -110,6 +123,8 @@ impl ControllerUnderTest {
             selector: None,
             webhook_server: None,
             identity: None,
+            own_deployment: None,
+            pod_logs: None,
         })
     }
 
@@ -152,15 +167,14 @@ impl ControllerUnderTest {
     /// Where scenarios that stop the controller get one of their own, the shared one leaves
     /// their AppWrappers to them.
     pub fn shared(mut self) -> Self {
-        if self.mode.starts_own_controllers() {
-            self.selector = Some(format!("!{OWN_CONTROLLER_LABEL}"));
-        }
+        self.selector = shared_selector(&self.mode);
         self
     }
 
     /// A controller of the same mode and settings for the AppWrappers labelled for
     /// `namespace` alone, writing its configuration and log into `dir`. It serves no webhooks
-    /// (the shared controller does), no metrics or health endpoints, and elects no leader.
+    /// (the shared controller does), no metrics or health endpoints, and elects no leader. In
+    /// the cluster it is a Deployment of its own, `own-<namespace>`, created at its first start.
     pub fn own(&self, namespace: &str, dir: &Path) -> anyhow::Result<Self> {
         anyhow::ensure!(
             self.mode.starts_own_controllers(),
@@ -176,6 +190,9 @@ impl ControllerUnderTest {
         std::fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
         let mut own = ControllerUnderTest::new(self.mode.clone(), config, &self.kubeconfig, dir)?;
         own.selector = Some(format!("{OWN_CONTROLLER_LABEL}={namespace}"));
+        if let ControllerMode::InCluster { .. } = self.mode {
+            own.own_deployment = Some(format!("own-{namespace}"));
+        }
         Ok(own)
     }
 
@@ -308,6 +325,9 @@ impl ControllerUnderTest {
             ControllerMode::Process { binary } => launch::process(self, binary.as_deref())?,
             ControllerMode::Reference { version } => launch::reference(self, version)?,
             ControllerMode::InCluster { .. } | ControllerMode::Installed { .. } => {
+                if self.workload.is_none() && self.own_deployment.is_some() {
+                    self.deploy_own(client).await?;
+                }
                 self.in_cluster()?.start(Duration::from_secs(120)).await?;
                 Running::InCluster
             }
@@ -373,6 +393,48 @@ impl ControllerUnderTest {
         if let Some(server) = self.webhook_server.take() {
             server.stop().await;
         }
+    }
+
+    /// Creates a scenario's own Deployment beside the shared controller's and follows its log.
+    async fn deploy_own(&mut self, client: &kube::Client) -> anyhow::Result<()> {
+        let name = self.own_deployment.clone().unwrap_or_default();
+        let mut config = crate::operator_config::operator_config(
+            &self.config,
+            &crate::operator_config::Placement::InCluster {
+                namespace: clusters::install::controller::manifests::NAMESPACE,
+            },
+        )?;
+        // Its pods serve their probes at the release's addresses, but no webhooks.
+        config["webhooksEnabled"] = serde_json::json!(false);
+        let workload = own::deploy(
+            client,
+            &name,
+            self.selector.as_deref().unwrap_or_default(),
+            &crate::yaml::render(&config),
+            Duration::from_secs(120),
+        )
+        .await
+        .with_context(|| format!("deploying the scenario's own controller {name}"))?;
+        self.pod_logs = Some(PodLogs::follow(
+            client.clone(),
+            &workload.namespace,
+            &workload.selector,
+            &self.log_path,
+        )?);
+        self.workload = Some(workload);
+        Ok(())
+    }
+
+    /// Stops it for good: a scenario's own Deployment is deleted too.
+    pub async fn remove(mut self) -> anyhow::Result<()> {
+        match (&self.own_deployment, self.workload.take()) {
+            (Some(_), Some(workload)) => {
+                self.running = None;
+                own::remove(&workload).await?;
+            }
+            _ => self.stop().await?,
+        }
+        Ok(())
     }
 
     fn in_cluster(&self) -> anyhow::Result<&Workload> {
@@ -474,7 +536,31 @@ mod tests {
     }
 
     #[test]
-    fn only_our_controller_started_here_is_shared_with_own_controllers() {
+    fn in_the_cluster_a_scenario_gets_a_deployment_of_its_own_unless_the_install_is_not_ours() {
+        let dir = tempfile::tempdir().unwrap();
+        let in_cluster = ControllerMode::InCluster { image: None };
+        let shared =
+            ControllerUnderTest::new(in_cluster, suite_config(), Path::new("/k"), dir.path())
+                .unwrap()
+                .shared();
+        assert_eq!(shared.selector.as_deref(), Some("!awconf.dev/controller"));
+        let own = shared.own("ns-1", &dir.path().join("own")).unwrap();
+        assert_eq!(own.own_deployment.as_deref(), Some("own-ns-1"));
+        assert_eq!(own.selector.as_deref(), Some("awconf.dev/controller=ns-1"));
+
+        let installed = ControllerMode::Installed {
+            namespace: "appwrapper-system".into(),
+        };
+        let shared =
+            ControllerUnderTest::new(installed, suite_config(), Path::new("/k"), dir.path())
+                .unwrap()
+                .shared();
+        assert_eq!(shared.selector, None);
+        assert!(shared.own("ns-1", &dir.path().join("own")).is_err());
+    }
+
+    #[test]
+    fn the_reference_operator_is_never_shared_with_own_controllers() {
         let dir = tempfile::tempdir().unwrap();
         let reference = ControllerMode::Reference {
             version: "v1.2.2".into(),

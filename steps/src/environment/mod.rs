@@ -90,6 +90,13 @@ impl Environment {
         {
             tracing::warn!("stopping the controller: {e:#}");
         }
+        // Scenarios' own controllers that an interrupted After hook left in the cluster.
+        if controller.mode().in_cluster()
+            && controller.mode().starts_own_controllers()
+            && let Err(e) = clusters::install::controller::own::remove_all(client).await
+        {
+            tracing::warn!("deleting the scenarios' own controllers: {e}");
+        }
         controller.stop_webhook_server().await;
     }
 }

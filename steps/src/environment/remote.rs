@@ -15,7 +15,7 @@ use clusters::nodes::NodeShape;
 use clusters::{Capabilities, ExistingCluster, K3dOptions, K3sOptions, KindOptions, Provider};
 
 use super::{Environment, installed, steps_client};
-use crate::controller::{ControllerUnderTest, find_binary, suite_config};
+use crate::controller::{ControllerUnderTest, find_binary, shared_selector, suite_config};
 use crate::operator_config::{Placement, operator_config};
 use crate::options::{ClusterChoice, ControllerMode, SuiteOptions};
 
@@ -85,6 +85,7 @@ pub async fn up(options: &SuiteOptions) -> anyhow::Result<Environment> {
                 &config,
                 &Placement::InCluster { namespace },
             )?),
+            appwrapper_selector: shared_selector(&options.controller),
             ..controller_manifests::Settings::release(image.as_deref().unwrap_or_default())
         },
     };
@@ -103,7 +104,8 @@ pub async fn up(options: &SuiteOptions) -> anyhow::Result<Environment> {
         config.clone(),
         &reached.kubeconfig,
         &options.report_dir,
-    )?;
+    )?
+    .shared();
     let controller_log = controller
         .log_path()
         .map(Path::to_path_buf)

@@ -147,12 +147,15 @@ impl ControllerMode {
     }
 
     /// Whether the harness can start more of this controller, each reconciling only the
-    /// AppWrappers labelled for it (our controller, embedded or as a process): a scenario that
-    /// stops the controller then gets one of its own and runs beside the others.
+    /// AppWrappers labelled for it (our controller: embedded, as a process, or installed by
+    /// the run, as a Deployment of its own): a scenario that stops the controller then gets
+    /// one of its own and runs beside the others.
     pub fn starts_own_controllers(&self) -> bool {
         matches!(
             self,
-            ControllerMode::Embedded | ControllerMode::Process { .. }
+            ControllerMode::Embedded
+                | ControllerMode::Process { .. }
+                | ControllerMode::InCluster { .. }
         )
     }
 
