@@ -536,7 +536,7 @@ mod tests {
     }
 
     #[test]
-    fn in_the_cluster_a_scenario_gets_a_deployment_of_its_own_unless_the_install_is_not_ours() {
+    fn in_the_cluster_a_scenario_gets_a_deployment_of_its_own() {
         let dir = tempfile::tempdir().unwrap();
         let in_cluster = ControllerMode::InCluster { image: None };
         let shared =
@@ -547,28 +547,18 @@ mod tests {
         let own = shared.own("ns-1", &dir.path().join("own")).unwrap();
         assert_eq!(own.own_deployment.as_deref(), Some("own-ns-1"));
         assert_eq!(own.selector.as_deref(), Some("awconf.dev/controller=ns-1"));
-
-        let installed = ControllerMode::Installed {
-            namespace: "appwrapper-system".into(),
-        };
-        let shared =
-            ControllerUnderTest::new(installed, suite_config(), Path::new("/k"), dir.path())
-                .unwrap()
-                .shared();
-        assert_eq!(shared.selector, None);
-        assert!(shared.own("ns-1", &dir.path().join("own")).is_err());
     }
 
-    #[test]
-    fn the_reference_operator_is_never_shared_with_own_controllers() {
+    #[rstest::rstest]
+    #[case::reference(ControllerMode::Reference { version: "v1.2.2".into() })]
+    #[case::installed(ControllerMode::Installed { namespace: "appwrapper-system".into() })]
+    fn a_controller_the_harness_cannot_start_again_is_never_shared_with_own_controllers(
+        #[case] mode: ControllerMode,
+    ) {
         let dir = tempfile::tempdir().unwrap();
-        let reference = ControllerMode::Reference {
-            version: "v1.2.2".into(),
-        };
-        let shared =
-            ControllerUnderTest::new(reference, suite_config(), Path::new("/k"), dir.path())
-                .unwrap()
-                .shared();
+        let shared = ControllerUnderTest::new(mode, suite_config(), Path::new("/k"), dir.path())
+            .unwrap()
+            .shared();
         assert_eq!(shared.selector, None);
         assert!(shared.own("ns-1", &dir.path().join("own")).is_err());
     }

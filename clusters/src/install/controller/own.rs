@@ -116,31 +116,23 @@ pub async fn deploy(
 /// Stops the Deployment's pods (gracefully), then deletes it and its ConfigMap.
 pub async fn remove(workload: &Workload) -> Result<(), InstallError> {
     workload.stop().await?;
-    let params = DeleteParams::default();
-    let name = &workload.deployment;
-    let deployments: Api<Deployment> = Api::namespaced(workload.client.clone(), NAMESPACE);
-    let config_maps: Api<ConfigMap> = Api::namespaced(workload.client.clone(), NAMESPACE);
-    absent_is_fine(deployments.delete(name, &params).await.map(|_| ()))?;
-    absent_is_fine(config_maps.delete(name, &params).await.map(|_| ()))
+    delete_labelled(&workload.client, &workload.selector).await
 }
 
 /// Deletes every such Deployment and ConfigMap: those a run left when it was interrupted.
 /// Their pods end as their termination grace period allows.
 pub async fn remove_all(client: &kube::Client) -> Result<(), InstallError> {
+    delete_labelled(client, LABEL).await
+}
+
+async fn delete_labelled(client: &kube::Client, selector: &str) -> Result<(), InstallError> {
     let params = DeleteParams::background();
-    let list = ListParams::default().labels(LABEL);
+    let list = ListParams::default().labels(selector);
     let deployments: Api<Deployment> = Api::namespaced(client.clone(), NAMESPACE);
     let config_maps: Api<ConfigMap> = Api::namespaced(client.clone(), NAMESPACE);
     deployments.delete_collection(&params, &list).await?;
     config_maps.delete_collection(&params, &list).await?;
     Ok(())
-}
-
-fn absent_is_fine(result: Result<(), kube::Error>) -> Result<(), InstallError> {
-    match result {
-        Err(kube::Error::Api(status)) if status.code == 404 => Ok(()),
-        other => Ok(other?),
-    }
 }
 
 #[cfg(test)]
