@@ -12,6 +12,7 @@ pub mod install;
 pub mod kubeconfig;
 pub mod kueue;
 pub mod mounts;
+pub mod netns;
 pub mod nodes;
 pub mod pki;
 pub mod poll;

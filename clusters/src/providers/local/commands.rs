@@ -15,6 +15,9 @@ pub enum Reach {
     /// whose endpoint is the advertise address — this machine's own, since a pod's loopback
     /// is its own.
     RealNode(Ipv4Addr),
+    /// Also programs in a network namespace of this machine (see [`crate::netns`]), at the
+    /// host's end of its link.
+    Namespace(Ipv4Addr),
 }
 
 /// Ports of one local cluster, all on 127.0.0.1.
@@ -94,8 +97,11 @@ pub fn apiserver(w: &Path, ports: &Ports, reach: Reach) -> Vec<String> {
         "--requestheader-extra-headers-prefix=X-Remote-Extra-".into(),
     ];
     match reach {
-        Reach::Loopback => args.extend([
-            "--bind-address=127.0.0.1".into(),
+        Reach::Loopback | Reach::Namespace(_) => args.extend([
+            match reach {
+                Reach::Namespace(_) => "--bind-address=0.0.0.0".into(),
+                _ => "--bind-address=127.0.0.1".into(),
+            },
             "--advertise-address=127.0.0.1".into(),
             // No pod runs to reach the API server through the `kubernetes` Service, and since
             // 1.37 the endpoint reconciler refuses a loopback address.
@@ -133,7 +139,7 @@ pub const REAL_NODE_CONTROLLERS: &str = "endpointslice-controller";
 pub fn controller_manager(w: &Path, ports: &Ports, reach: Reach) -> Vec<String> {
     let pki = w.join("pki");
     let controllers = match reach {
-        Reach::Loopback => CONTROLLERS.to_string(),
+        Reach::Loopback | Reach::Namespace(_) => CONTROLLERS.to_string(),
         Reach::RealNode(_) => format!("{CONTROLLERS},{REAL_NODE_CONTROLLERS}"),
     };
     vec![
@@ -293,5 +299,20 @@ mod tests {
         let loopback = apiserver(w, &ports, Reach::Loopback);
         assert!(loopback.contains(&"--disable-admission-plugins=ServiceAccount".to_string()));
         assert!(loopback.contains(&"--authorization-mode=RBAC".to_string()));
+    }
+
+    #[test]
+    fn from_a_network_namespace_only_the_api_server_s_binding_widens() {
+        let ports = sample_ports();
+        let w = Path::new("/w");
+        let ip = Ipv4Addr::new(10, 231, 0, 1);
+        let loopback = apiserver(w, &ports, Reach::Loopback);
+        let namespace = apiserver(w, &ports, Reach::Namespace(ip));
+        let differ: Vec<_> = namespace.iter().filter(|a| !loopback.contains(a)).collect();
+        assert_eq!(differ, ["--bind-address=0.0.0.0"]);
+        assert_eq!(
+            controller_manager(w, &ports, Reach::Namespace(ip)),
+            controller_manager(w, &ports, Reach::Loopback)
+        );
     }
 }

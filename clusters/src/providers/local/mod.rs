@@ -45,6 +45,9 @@ pub struct LocalOptions {
     pub cache: PathBuf,
     /// The Kubernetes release of the control plane (and of a real node's kubelet).
     pub kubernetes: String,
+    /// The API server is also reached at this address of the host, from a network namespace
+    /// ([`crate::netns::Netns::host_address`]); see [`LocalCluster::kubeconfig_at`].
+    pub namespace_reach: Option<Ipv4Addr>,
 }
 
 impl Default for LocalOptions {
@@ -58,6 +61,7 @@ impl Default for LocalOptions {
             detached: false,
             cache: toolchain::cache_dir(),
             kubernetes: toolchain::KUBERNETES.to_string(),
+            namespace_reach: None,
         }
     }
 }
@@ -105,7 +109,11 @@ impl LocalCluster {
     pub async fn up(opts: LocalOptions) -> Result<Self, ClusterError> {
         let started = Instant::now();
         let node_ip = real_node_address(opts.real_nodes)?;
-        let reach = node_ip.map_or(Reach::Loopback, Reach::RealNode);
+        let reach = match (node_ip, opts.namespace_reach) {
+            (Some(ip), _) => Reach::RealNode(ip),
+            (None, Some(ip)) => Reach::Namespace(ip),
+            (None, None) => Reach::Loopback,
+        };
         let cache = opts.cache.clone();
         let mut components = Component::control_plane(&opts.kubernetes);
         if node_ip.is_some() {
@@ -171,7 +179,7 @@ impl LocalCluster {
         let ca = Ca::generate()?;
         ca.pair.write(&pki_dir, "ca")?;
         let mut ips = vec![IpAddr::V4(Ipv4Addr::new(10, 96, 0, 1))];
-        if let Reach::RealNode(ip) = self.reach {
+        if let Reach::RealNode(ip) | Reach::Namespace(ip) = self.reach {
             ips.push(IpAddr::V4(ip));
         }
         ca.serving(
@@ -349,6 +357,23 @@ impl LocalCluster {
     }
 
     /// The Kubernetes release its control plane runs.
+    /// A kubeconfig for programs in the network namespace the cluster was made reachable from
+    /// ([`LocalOptions::namespace_reach`]), written beside the cluster's own.
+    pub fn kubeconfig_at(&self) -> Result<PathBuf, ClusterError> {
+        let Reach::Namespace(ip) = self.reach else {
+            return Err(LocalError::Setup(
+                "the cluster was not made reachable from a network namespace".into(),
+            )
+            .into());
+        };
+        let text = commands::kubeconfig(&self.work_dir, &self.ports)
+            .map_err(LocalError::Setup)?
+            .replace("https://127.0.0.1:", &format!("https://{ip}:"));
+        let path = self.work_dir.join(format!("kubeconfig-{ip}.yaml"));
+        write(&path, &text)?;
+        Ok(path)
+    }
+
     pub fn kubernetes(&self) -> &str {
         &self.kubernetes
     }
