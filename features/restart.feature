@@ -6,8 +6,10 @@ Feature: Restart safety
   controller itself (the embedded, process and in-cluster modes), each scenario gets a
   controller of its own, which reconciles only the AppWrappers labelled
   `awconf.dev/controller: <its namespace>` (the shared one skips them), and runs beside the
-  others; in the cluster that controller is a Deployment of its own, `own-<namespace>`. With any
-  other controller they run alone. With the `process` controller mode the controller is killed
+  others; in the cluster that controller is a Deployment of its own, `own-<namespace>`. The
+  reference operator reconciles every AppWrapper it sees, so with it on the local cluster each
+  scenario gets a local cluster of its own, with its own Kueue and operator. With any other
+  controller they run alone. With the `process` controller mode the controller is killed
   with SIGKILL; in the cluster its pod is deleted with grace period 0; the embedded
   controller's task is aborted (reconciles in flight are dropped unfinished).
 

@@ -14,7 +14,7 @@ use serde_json::json;
 
 use crate::api;
 use crate::environment::local::take_over;
-use crate::options::ControllerMode;
+use crate::isolation::Isolation;
 use crate::report::gherkin::ScenarioText;
 use crate::report::{ScenarioRecord, artifacts, events};
 use crate::world::{AwWorld, Undo};
@@ -26,25 +26,29 @@ const CLEANUP_TIMEOUT: Duration = Duration::from_secs(90);
 /// the harness can give them a controller of their own.
 pub const OWN_CONTROLLER_TAG: &str = "own-controller";
 
-/// Whether the scenario runs with a controller of its own: tagged `@own-controller`, under a
-/// controller mode the harness can start once more for it.
-pub fn has_own_controller(
-    mode: &ControllerMode,
+/// What the scenario gets of what the run `offers`: tagged `@own-controller`, all of it.
+pub fn isolation(
+    offers: Isolation,
     feature: &Feature,
     rule: Option<&Rule>,
     scenario: &Scenario,
-) -> bool {
-    mode.starts_own_controllers() && has_tag(feature, rule, scenario, OWN_CONTROLLER_TAG)
+) -> Isolation {
+    if has_tag(feature, rule, scenario, OWN_CONTROLLER_TAG) {
+        offers
+    } else {
+        Isolation::Alone
+    }
 }
 
-/// Whether the scenario runs alone: tagged `@serial`, and without a controller of its own.
+/// Whether the scenario runs alone: tagged `@serial`, and given nothing of its own.
 pub fn is_serial(
-    mode: &ControllerMode,
+    offers: Isolation,
     feature: &Feature,
     rule: Option<&Rule>,
     scenario: &Scenario,
 ) -> bool {
-    has_tag(feature, rule, scenario, "serial") && !has_own_controller(mode, feature, rule, scenario)
+    has_tag(feature, rule, scenario, "serial")
+        && isolation(offers, feature, rule, scenario) == Isolation::Alone
 }
 
 fn has_tag(feature: &Feature, rule: Option<&Rule>, scenario: &Scenario, tag: &str) -> bool {
@@ -62,9 +66,9 @@ pub async fn before(
     scenario: &Scenario,
     world: &mut AwWorld,
 ) {
-    let mode = &world.h.options.controller;
-    let serial = is_serial(mode, feature, rule, scenario);
-    let own_controller = has_own_controller(mode, feature, rule, scenario);
+    let offers = world.h.isolation;
+    let serial = is_serial(offers, feature, rule, scenario);
+    let isolation = isolation(offers, feature, rule, scenario);
     let upgrades_kueue = has_tag(feature, rule, scenario, crate::options::KUEUE_UPGRADE_TAG);
     if let Some(progress) = &world.h.progress {
         progress.started(&format!("{}: {}", feature.name, scenario.name));
@@ -75,7 +79,7 @@ pub async fn before(
             &scenario.name,
             serial,
             upgrades_kueue,
-            own_controller,
+            isolation,
         )
         .await
     {
@@ -157,9 +161,10 @@ async fn finish(w: &mut AwWorld, text: ScenarioText, step_failure: Option<String
             )),
         }
     }
+    let watch_client = w.watch_client().clone();
     if let Some(own) = &mut w.own_controller {
         if !own.is_running()
-            && let Err(e) = own.start(&w.h.watch_client).await
+            && let Err(e) = own.start(&watch_client).await
         {
             problems.push(format!(
                 "the scenario's own controller could not be started again: {e:#}"
@@ -210,8 +215,8 @@ async fn finish(w: &mut AwWorld, text: ScenarioText, step_failure: Option<String
     } else {
         problems.extend(cleanup(w).await);
     }
-    w.h.monitor.settle(&w.ns, Duration::from_secs(15)).await;
-    for violation in w.h.monitor.violations_in(&w.ns) {
+    w.monitor().settle(&w.ns, Duration::from_secs(15)).await;
+    for violation in w.monitor().violations_in(&w.ns) {
         problems.push(format!("invariant violated: {violation}"));
     }
     if !problems.is_empty() && artifacts_dir.is_none() {
@@ -227,8 +232,8 @@ async fn finish(w: &mut AwWorld, text: ScenarioText, step_failure: Option<String
                 .join("\n\n"),
         ),
     };
-    let inferred = w.h.monitor.inferred_in(&w.ns);
-    let watch_errors = w.h.monitor.watch_errors();
+    let inferred = w.monitor().inferred_in(&w.ns);
+    let watch_errors = w.monitor().watch_errors();
     if inferred > 0 || watch_errors > 0 {
         w.note(format!(
             "the monitor inferred {inferred} phase changes here across re-lists of its watch \
@@ -254,6 +259,13 @@ async fn finish(w: &mut AwWorld, text: ScenarioText, step_failure: Option<String
     {
         tracing::warn!("stopping the own controller of {}: {e:#}", w.ns);
     }
+    if let Some(own) = w.own_cluster.take() {
+        w.h.monitor.absorb(&own.monitor);
+        // Stopping its processes waits for each.
+        if let Err(e) = tokio::task::spawn_blocking(move || drop(own)).await {
+            tracing::warn!("stopping the own cluster of {}: {e}", w.ns);
+        }
+    }
     problems
 }
 
@@ -274,12 +286,12 @@ fn record(
     artifacts: Option<std::path::PathBuf>,
     events: Vec<events::EventRecord>,
 ) {
-    let transitions =
-        w.h.monitor
-            .transitions_in(&w.ns)
-            .iter()
-            .map(|t| format!("{}: {}", t.name, t.describe()))
-            .collect();
+    let transitions = w
+        .monitor()
+        .transitions_in(&w.ns)
+        .iter()
+        .map(|t| format!("{}: {}", t.name, t.describe()))
+        .collect();
     w.h.record(ScenarioRecord {
         feature: w.feature.clone(),
         scenario: w.scenario.clone(),
@@ -290,7 +302,7 @@ fn record(
         artifacts,
         transitions,
         text,
-        appwrappers: w.h.monitor.take_history(&w.ns),
+        appwrappers: w.monitor().take_history(&w.ns),
         events,
         finished_at: Some(chrono::Utc::now()),
         ..ScenarioRecord::default()
@@ -464,24 +476,42 @@ mod tests {
     use crate::features::parse_text;
 
     #[rstest::rstest]
-    #[case::embedded_restart(ControllerMode::Embedded, "@serial @own-controller", false, true)]
-    #[case::process_restart(ControllerMode::Process { binary: None }, "@serial @own-controller", false, true)]
-    #[case::reference_restart(ControllerMode::Reference { version: "v1.2.2".into() }, "@serial @own-controller", true, false)]
-    #[case::in_cluster_restart(ControllerMode::InCluster { image: None }, "@serial @own-controller", false, true)]
-    #[case::installed_restart(ControllerMode::Installed { namespace: "aw".into() }, "@serial @own-controller", true, false)]
-    #[case::kueue_upgrade(ControllerMode::Embedded, "@serial @kueue-upgrade", true, false)]
-    #[case::plain(ControllerMode::Embedded, "@kueue", false, false)]
-    #[case::own_without_serial(ControllerMode::Embedded, "@own-controller", false, true)]
-    fn a_scenario_that_stops_the_controller_runs_alone_unless_it_has_its_own(
-        #[case] mode: ControllerMode,
+    #[case::own_controller(
+        Isolation::OwnController,
+        "@serial @own-controller",
+        false,
+        Isolation::OwnController
+    )]
+    #[case::own_cluster(
+        Isolation::OwnCluster,
+        "@serial @own-controller",
+        false,
+        Isolation::OwnCluster
+    )]
+    #[case::nothing_offered(Isolation::Alone, "@serial @own-controller", true, Isolation::Alone)]
+    #[case::kueue_upgrade(
+        Isolation::OwnCluster,
+        "@serial @kueue-upgrade",
+        true,
+        Isolation::Alone
+    )]
+    #[case::plain(Isolation::OwnController, "@kueue", false, Isolation::Alone)]
+    #[case::own_without_serial(
+        Isolation::OwnController,
+        "@own-controller",
+        false,
+        Isolation::OwnController
+    )]
+    fn a_scenario_that_stops_the_controller_runs_alone_unless_it_gets_its_own(
+        #[case] offers: Isolation,
         #[case] tags: &str,
         #[case] serial: bool,
-        #[case] own: bool,
+        #[case] gets: Isolation,
     ) {
         let text = format!("{tags}\nFeature: F\n  Scenario: S\n    Given a step\n");
         let feature = parse_text(Path::new("f.feature"), &text).unwrap();
         let scenario = &feature.scenarios[0];
-        assert_eq!(is_serial(&mode, &feature, None, scenario), serial);
-        assert_eq!(has_own_controller(&mode, &feature, None, scenario), own);
+        assert_eq!(is_serial(offers, &feature, None, scenario), serial);
+        assert_eq!(isolation(offers, &feature, None, scenario), gets);
     }
 }

@@ -14,6 +14,7 @@ pub mod features;
 pub mod fixtures;
 pub mod harness;
 pub mod hooks;
+pub mod isolation;
 pub mod latency;
 pub mod logging;
 pub mod matcher;

@@ -52,30 +52,32 @@ pub fn binary(version: &str) -> PathBuf {
     Component::appwrapper(version).binary(&toolchain::cache_dir(), BINARY)
 }
 
-/// The namespace, the ConfigMap, the empty certificate Secret, the webhook Service with its EndpointSlice (this machine,
-/// port 9443) and both webhook configurations pointing at the Service. The operator injects
-/// their caBundle itself. With `fail_open` an unreachable webhook lets requests through (the
+/// Where the operator's webhook server listens, on port 9443.
+#[derive(Clone, Copy, Debug)]
+pub enum Listens {
+    /// On this machine's address: one operator per machine.
+    Here,
+    /// In a network namespace of this machine, at its end of the link.
+    InNamespace(std::net::Ipv4Addr),
+}
+
+/// The namespace, the ConfigMap, the empty certificate Secret, the webhook Service with its
+/// EndpointSlice (where the operator `listens`, port 9443) and both webhook configurations
+/// pointing at the Service. The operator injects their caBundle itself. With `fail_open` an unreachable webhook lets requests through (the
 /// operator is down while a restart scenario has killed it).
 pub async fn install(
     client: &kube::Client,
     config: &Config,
     cert_dir: &Path,
     fail_open: bool,
+    listens: Listens,
 ) -> anyhow::Result<()> {
-    if let Ok(listener) = std::net::TcpListener::bind(("0.0.0.0", WEBHOOK_PORT)) {
-        drop(listener);
-    } else {
-        let holder = clusters::ports::holder(WEBHOOK_PORT)
-            .unwrap_or_else(|| "a process that could not be found".into());
-        anyhow::bail!(
-            "port {WEBHOOK_PORT} is held by {holder}; the reference operator serves its \
-             webhooks there, a port it does not let anyone change, so only one \
-             `--controller reference` run fits on a machine: stop that one, or wait for it"
-        );
-    }
+    let host = match listens {
+        Listens::Here => here()?,
+        Listens::InNamespace(address) => address,
+    };
     std::fs::create_dir_all(cert_dir)
         .with_context(|| format!("creating {}", cert_dir.display()))?;
-    let host = clusters::host::address().context("the reference operator's webhook endpoint")?;
     let config_yaml = yaml::render(&operator_config(
         config,
         &Placement::Beside {
@@ -109,6 +111,22 @@ pub async fn install(
     crate::webhook::apply_configurations(client, mutating, validating, fail_open)
         .await
         .context("registering the reference operator's webhooks")
+}
+
+/// This machine's address, once port 9443 is free here.
+fn here() -> anyhow::Result<std::net::Ipv4Addr> {
+    if let Ok(listener) = std::net::TcpListener::bind(("0.0.0.0", WEBHOOK_PORT)) {
+        drop(listener);
+    } else {
+        let holder = clusters::ports::holder(WEBHOOK_PORT)
+            .unwrap_or_else(|| "a process that could not be found".into());
+        anyhow::bail!(
+            "port {WEBHOOK_PORT} is held by {holder}; the reference operator serves its \
+             webhooks there, a port it does not let anyone change, so only one \
+             `--controller reference` run fits on a machine: stop that one, or wait for it"
+        );
+    }
+    clusters::host::address().context("the reference operator's webhook endpoint")
 }
 
 async fn apply(client: &kube::Client, object: &Value) -> anyhow::Result<()> {

@@ -164,7 +164,7 @@ async fn run_features(h: &Harness, plan: Plan, upgrades: Upgrades) -> anyhow::Re
     let json = std::fs::File::create(&json_path)
         .with_context(|| format!("creating {}", json_path.display()))?;
     let mode = o.controller.clone();
-    let serial_mode = mode.clone();
+    let offers = h.isolation;
     let capabilities = h.capabilities;
     let Plan {
         features,
@@ -180,7 +180,7 @@ async fn run_features(h: &Harness, plan: Plan, upgrades: Upgrades) -> anyhow::Re
         .with_parser(Prepared)
         .max_concurrent_scenarios(o.concurrency.max(1))
         .which_scenario(move |feature, rule, scenario| {
-            if hooks::is_serial(&serial_mode, feature, rule, scenario) {
+            if hooks::is_serial(offers, feature, rule, scenario) {
                 ScenarioType::Serial
             } else {
                 ScenarioType::Concurrent

@@ -12,7 +12,10 @@ use kube::api::{Api, PostParams};
 use serde_json::{Value, json};
 
 use crate::controller::ControllerUnderTest;
+use crate::environment::own_cluster::OwnCluster;
 use crate::harness::{FLAVOR, Harness};
+use crate::isolation::Isolation;
+use crate::monitor::Monitor;
 use crate::report::logs::LogMarks;
 use crate::steps::parameters::Subject;
 
@@ -79,6 +82,9 @@ pub struct AwWorld {
     /// The controller of this scenario's AppWrappers alone (`@own-controller`, where the mode
     /// allows): the one its steps stop, kill and restart.
     pub own_controller: Option<ControllerUnderTest>,
+    /// The scenario's own cluster, where its own controller runs (`@own-controller` with the
+    /// reference operator); `client` is its client then.
+    pub own_cluster: Option<OwnCluster>,
     /// The controller the `@controller-upgrade` scenario started from, while it runs in place
     /// of the controller under test.
     pub upgrade_from: Option<ControllerUnderTest>,
@@ -135,6 +141,7 @@ impl AwWorld {
             upgrades_kueue: false,
             pods_before_upgrade: BTreeMap::new(),
             own_controller: None,
+            own_cluster: None,
             upgrade_from: None,
             settings_to_restore: None,
             moments: std::sync::Mutex::default(),
@@ -151,7 +158,7 @@ impl AwWorld {
         scenario: &str,
         serial: bool,
         upgrades_kueue: bool,
-        own_controller: bool,
+        isolation: Isolation,
     ) -> anyhow::Result<()> {
         self.feature = feature.to_string();
         self.scenario = scenario.to_string();
@@ -178,13 +185,21 @@ impl AwWorld {
                 pending.from
             );
         }
+        // A place for its own cluster first: the wait is not the scenario's time.
+        let place = match isolation {
+            Isolation::OwnCluster => Some(Arc::clone(&self.h.own_clusters).acquire_owned().await?),
+            _ => None,
+        };
         self.started = Instant::now();
         self.started_at = chrono::Utc::now();
-        self.marks = LogMarks::take(&self.h.log_files().await);
         self.ns = namespace_name(
             &format!("{}{}", self.h.run_token, self.h.next_id()),
             scenario,
         );
+        if let Some(place) = place {
+            self.start_own_cluster(place).await?;
+        }
+        self.marks = LogMarks::take(&self.log_files().await);
         self.cluster_queue = self.ns.clone();
         let ns: Namespace = serde_json::from_value(json!({
             "metadata": { "name": self.ns, "labels": { "awconf.dev/suite": "conformance" } }
@@ -214,16 +229,80 @@ impl AwWorld {
             "namespace {} with ClusterQueue {}",
             self.ns, self.cluster_queue
         ));
-        if own_controller {
+        if isolation == Isolation::OwnController {
             self.start_own_controller().await?;
         }
         Ok(())
     }
 
+    /// A cluster of the scenario's own with the controller under test's mode and settings;
+    /// its client becomes the scenario's.
+    async fn start_own_cluster(
+        &mut self,
+        place: tokio::sync::OwnedSemaphorePermit,
+    ) -> anyhow::Result<()> {
+        let dir = self.h.options.report_dir.join("controllers").join(&self.ns);
+        let (mode, config) = {
+            let shared = self.h.controller.lock().await;
+            (shared.mode().clone(), shared.config().clone())
+        };
+        let (cluster, controller) = OwnCluster::up(&self.h.options, &mode, config, &dir, place)
+            .await
+            .context("bringing up the scenario's own cluster")?;
+        self.client = cluster.client.clone();
+        self.own_cluster = Some(cluster);
+        self.own_controller = Some(controller);
+        self.note(format!(
+            "a cluster of its own (its Kueue, fake nodes and {})",
+            mode.name()
+        ));
+        Ok(())
+    }
+
+    /// For watches: the scenario's cluster's client without a read timeout.
+    pub fn watch_client(&self) -> &kube::Client {
+        self.own_cluster
+            .as_ref()
+            .map_or(&self.h.watch_client, |own| &own.watch_client)
+    }
+
+    /// The invariant monitor of the scenario's cluster.
+    pub fn monitor(&self) -> &Monitor {
+        self.own_cluster
+            .as_ref()
+            .map_or(&self.h.monitor, |own| &own.monitor)
+    }
+
+    /// The kubeconfig of the scenario's cluster.
+    pub fn kubeconfig(&self) -> &std::path::Path {
+        self.own_cluster
+            .as_ref()
+            .map_or(&self.h.kubeconfig, |own| &own.kubeconfig)
+    }
+
+    /// Log files whose new lines belong in a failed scenario's artifacts, by label: on its
+    /// own cluster, its own controller's and Kueue's.
+    pub async fn log_files(&self) -> Vec<(&'static str, std::path::PathBuf)> {
+        let Some(own) = &self.own_cluster else {
+            return self.h.log_files().await;
+        };
+        let mut files: Vec<_> = self
+            .h
+            .harness_log
+            .iter()
+            .map(|path| ("harness", path.clone()))
+            .collect();
+        if let Some(path) = self.own_controller.as_ref().and_then(|c| c.log_path()) {
+            files.push(("controller", path.to_path_buf()));
+        }
+        files.push(("kueue", own.kueue_log()));
+        files
+    }
+
     async fn start_own_controller(&mut self) -> anyhow::Result<()> {
         let dir = self.h.options.report_dir.join("controllers").join(&self.ns);
         let mut own = self.h.controller.lock().await.own(&self.ns, &dir)?;
-        own.start(&self.h.watch_client)
+        own.start(self.watch_client())
             .await
             .context("starting the scenario's own controller")?;
         self.own_controller = Some(own);

@@ -77,9 +77,13 @@ pub(super) fn reference(c: &ControllerUnderTest, version: &str) -> anyhow::Resul
         "--kubeconfig".to_string(),
         c.kubeconfig.display().to_string(),
     ];
+    let (program, args) = match &c.inside {
+        Some(inside) => inside.command(&binary, &args),
+        None => (binary.clone(), args),
+    };
     let process = Process::start(
         "appwrapper-operator",
-        &binary,
+        &program,
         &args,
         &crate::reference::environment(&c.kubeconfig),
         &c.log_path,

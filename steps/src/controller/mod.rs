@@ -86,6 +86,9 @@ pub struct ControllerUnderTest {
     /// beside the shared one, and the follower of its pods' logs.
     own_deployment: Option<String>,
     pod_logs: Option<PodLogs>,
+    /// A child that runs in a network namespace (the reference operator on a scenario's own
+    /// cluster, whose webhook port is fixed).
+    inside: Option<clusters::netns::Inside>,
 }
 
 impl Drop for ControllerUnderTest {
@@ -125,6 +128,7 @@ impl ControllerUnderTest {
             identity: None,
             own_deployment: None,
             pod_logs: None,
+            inside: None,
         })
     }
 
@@ -216,6 +220,12 @@ impl ControllerUnderTest {
     /// endpoint).
     pub fn with_webhook_server(mut self, server: WebhookServer) -> Self {
         self.webhook_server = Some(server);
+        self
+    }
+
+    /// A child runs `inside` a network namespace.
+    pub fn inside(mut self, inside: clusters::netns::Inside) -> Self {
+        self.inside = Some(inside);
         self
     }
 

@@ -122,7 +122,14 @@ async fn controller_with_webhooks(
                 .await
                 .context("the reference build task failed")??;
             let cert_dir = std::path::PathBuf::from(reference::CERT_DIR);
-            reference::install(client, &config, &cert_dir, fail_open).await?;
+            reference::install(
+                client,
+                &config,
+                &cert_dir,
+                fail_open,
+                reference::Listens::Here,
+            )
+            .await?;
             let mount = reference::mount_certificates(client.clone(), cert_dir);
             controller = controller.with_certificate_mount(mount);
             start_reference(&mut controller, client, watch_client).await?;
@@ -160,7 +167,14 @@ pub async fn take_over(
     match mode {
         ControllerMode::Reference { .. } => {
             let cert_dir = std::path::PathBuf::from(reference::CERT_DIR);
-            reference::install(client, controller.config(), &cert_dir, fail_open).await?;
+            reference::install(
+                client,
+                controller.config(),
+                &cert_dir,
+                fail_open,
+                reference::Listens::Here,
+            )
+            .await?;
             start_reference(controller, client, watch_client).await
         }
         ControllerMode::Embedded | ControllerMode::Process { .. } => {
@@ -230,7 +244,7 @@ pub async fn upgrade_from(
 /// Starts the reference operator and waits until its webhooks answer. Its first start exits
 /// when its certificate Secret was still empty (in a cluster the pod restarts until the
 /// kubelet has mounted the filled Secret): restart it as its Deployment would.
-async fn start_reference(
+pub(super) async fn start_reference(
     controller: &mut ControllerUnderTest,
     client: &kube::Client,
     watch_client: &kube::Client,

@@ -4,6 +4,7 @@
 
 mod installed;
 pub(crate) mod local;
+pub mod own_cluster;
 mod remote;
 pub mod toolchain;
 

@@ -277,6 +277,13 @@ impl Monitor {
             .count()
     }
 
+    /// Takes over the phase changes `other` saw (a scenario's own cluster's monitor), so that
+    /// this one's coverage counts them.
+    pub fn absorb(&self, other: &Monitor) {
+        let taken = std::mem::take(&mut lock(&other.state).transitions);
+        lock(&self.state).transitions.extend(taken);
+    }
+
     /// Every edge of the diagram, and any other change seen, with how often it was taken.
     pub fn coverage(&self) -> Vec<EdgeCoverage> {
         coverage(&lock(&self.state).transitions)

@@ -29,7 +29,7 @@ pub async fn collect(w: &AwWorld, failure: &str) -> anyhow::Result<PathBuf> {
     for line in &w.journal {
         let _ = writeln!(summary, "  {line}");
     }
-    for t in w.h.monitor.transitions_in(&w.ns) {
+    for t in w.monitor().transitions_in(&w.ns) {
         let _ = writeln!(
             summary,
             "transition {} {} at {}",

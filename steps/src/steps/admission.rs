@@ -73,7 +73,7 @@ async fn user_tries_to_create(
 
 /// A client of the suite's admin acting as `user` (an authenticated user of no group).
 async fn impersonating(w: &AwWorld, user: &str) -> anyhow::Result<kube::Client> {
-    let kubeconfig = kube::config::Kubeconfig::read_from(&w.h.kubeconfig)?;
+    let kubeconfig = kube::config::Kubeconfig::read_from(w.kubeconfig())?;
     let mut config = kube::Config::from_custom_kubeconfig(
         kubeconfig,
         &kube::config::KubeConfigOptions::default(),

@@ -42,9 +42,10 @@ async fn down(w: &mut AwWorld, how: String) -> anyhow::Result<()> {
 
 #[when(regex = r"^the controller is (?:started|restarted)(?: again)?$")]
 async fn up(w: &mut AwWorld) -> anyhow::Result<()> {
+    let watch_client = w.watch_client().clone();
     if let Some(own) = &mut w.own_controller {
         own.stop().await?;
-        own.start(&w.h.watch_client).await?;
+        own.start(&watch_client).await?;
     } else {
         let mut controller = w.h.controller.lock().await;
         controller.stop().await?;

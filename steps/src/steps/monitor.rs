@@ -13,13 +13,13 @@ fn phase(text: &str) -> anyhow::Result<Phase> {
 }
 
 fn seen(w: &AwWorld, name: &str) -> String {
-    let lines: Vec<String> =
-        w.h.monitor
-            .transitions_in(&w.ns)
-            .iter()
-            .filter(|t| t.name == name)
-            .map(|t| t.describe())
-            .collect();
+    let lines: Vec<String> = w
+        .monitor()
+        .transitions_in(&w.ns)
+        .iter()
+        .filter(|t| t.name == name)
+        .map(|t| t.describe())
+        .collect();
     if lines.is_empty() {
         "no phase change seen".into()
     } else {
@@ -43,7 +43,7 @@ async fn saw_edge(
         secs(5),
         &format!("the monitor to see {name} go from {from} to {to}"),
         move || async move {
-            Ok(if world.h.monitor.saw(&world.ns, aw, from, to) {
+            Ok(if world.monitor().saw(&world.ns, aw, from, to) {
                 Check::Done(())
             } else {
                 Check::NotYet(seen(world, aw))
@@ -59,12 +59,12 @@ async fn saw_edge(
 async fn never_left(w: &mut AwWorld, subject: Subject, phase_name: String) -> anyhow::Result<()> {
     let name = w.select(&subject)?;
     let held = phase(&phase_name)?;
-    let transitions: Vec<_> =
-        w.h.monitor
-            .transitions_in(&w.ns)
-            .into_iter()
-            .filter(|t| t.name == name)
-            .collect();
+    let transitions: Vec<_> = w
+        .monitor()
+        .transitions_in(&w.ns)
+        .into_iter()
+        .filter(|t| t.name == name)
+        .collect();
     let Some(reached) = transitions.iter().position(|t| t.to == held) else {
         anyhow::bail!(
             "the monitor never saw {name} reach {held}; {}",
