@@ -152,9 +152,22 @@ impl cucumber::Parser<Vec<Feature>> for Prepared {
     type Output = futures::stream::Iter<std::vec::IntoIter<cucumber::parser::Result<Feature>>>;
 
     fn parse(self, features: Vec<Feature>, _: Self::Cli) -> Self::Output {
-        let features = upgrade_first(features);
+        let features = upgrade_first(long_first(features));
         futures::stream::iter(features.into_iter().map(Ok).collect::<Vec<_>>())
     }
+}
+
+/// Puts the features with `@own-controller` scenarios first (keeping the order otherwise): they
+/// are the longest, each waits out a controller's period, and on the local cluster with the
+/// reference operator each brings up a cluster of its own, a few at a time; started first,
+/// they run beside the others instead of after them.
+pub fn long_first(features: Vec<Feature>) -> Vec<Feature> {
+    let tag = crate::hooks::OWN_CONTROLLER_TAG;
+    let long = |f: &Feature| f.scenarios.iter().any(|s| has_tag(f, None, s, tag));
+    let (mut ordered, mut rest): (Vec<Feature>, Vec<Feature>) =
+        features.into_iter().partition(|f| long(f));
+    ordered.append(&mut rest);
+    ordered
 }
 
 /// Orders the features so that cucumber runs the `@kueue-upgrade` scenarios before any other:
@@ -188,6 +201,24 @@ mod tests {
 
     use super::*;
     use crate::features::parse_text;
+
+    #[test]
+    fn features_with_own_controller_scenarios_come_first() {
+        let feature = |name: &str, tags: &str| {
+            let text = format!("{tags}\nFeature: {name}\n  Scenario: S\n    Given a\n");
+            parse_text(Path::new("f.feature"), &text).unwrap()
+        };
+        let names: Vec<String> = long_first(vec![
+            feature("A", ""),
+            feature("B", "@serial @own-controller"),
+            feature("C", ""),
+            feature("D", "@own-controller"),
+        ])
+        .into_iter()
+        .map(|f| f.name)
+        .collect();
+        assert_eq!(names, ["B", "D", "A", "C"]);
+    }
 
     fn plan(tags: Option<&str>, filters: &[&str]) -> Plan {
         let text = "Feature: Phases\n  Scenario: Running → Succeeded: every pod succeeded\n    Given a\n  @serial\n  Scenario: Running → Failed\n    Given a\n  Rule: r\n    @kueue\n    Scenario: Restart safety\n      Given a\n";
