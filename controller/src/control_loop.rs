@@ -237,12 +237,16 @@ async fn reconcile_until(
 
     let labelled = || watcher::Config::default().labels(APPWRAPPER_LABEL);
     let queued = Arc::clone(&ctx.metrics);
-    // managedFields can outweigh the rest of an AppWrapper, and nothing here reads them.
     let selected = match &selector {
         Some(selector) => watcher::Config::default().labels(selector),
         None => watcher::Config::default(),
     };
-    let watched = watcher(appwrappers, selected).modify(|aw| aw.managed_fields_mut().clear());
+    // managedFields can outweigh the rest of an AppWrapper, and nothing here reads them; nor
+    // the templates of what is deployed (see store_trim).
+    let watched = watcher(appwrappers, selected).modify(|aw| {
+        aw.managed_fields_mut().clear();
+        crate::store_trim::drop_unread_templates(aw);
+    });
     let triggers = reflector::reflector(writer, watched)
         .applied_objects()
         .inspect_ok(move |aw| queued.queue_add(key_of(&ObjectRef::from_obj(aw))));

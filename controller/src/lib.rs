@@ -26,4 +26,5 @@ pub mod pod_observation;
 pub mod podsets;
 pub mod quantity;
 pub mod resources;
+pub mod store_trim;
 pub mod webhook;
