@@ -151,14 +151,24 @@ impl Harness {
 
     /// Log files whose new lines belong in a failed scenario's artifacts, by label.
     pub async fn log_files(&self) -> Vec<(&'static str, PathBuf)> {
+        let controller = self.controller.lock().await;
+        self.log_files_with(controller.log_path(), &self.kueue_log)
+    }
+
+    /// [`Self::log_files`] with another controller's log and Kueue's (a scenario's own cluster).
+    pub fn log_files_with(
+        &self,
+        controller_log: Option<&std::path::Path>,
+        kueue_log: &std::path::Path,
+    ) -> Vec<(&'static str, PathBuf)> {
         let mut files = Vec::new();
         if let Some(path) = &self.harness_log {
             files.push(("harness", path.clone()));
         }
-        if let Some(path) = self.controller.lock().await.log_path() {
+        if let Some(path) = controller_log {
             files.push(("controller", path.to_path_buf()));
         }
-        files.push(("kueue", self.kueue_log.clone()));
+        files.push(("kueue", kueue_log.to_path_buf()));
         files
     }
 }

@@ -286,17 +286,8 @@ impl AwWorld {
         let Some(own) = &self.own_cluster else {
             return self.h.log_files().await;
         };
-        let mut files: Vec<_> = self
-            .h
-            .harness_log
-            .iter()
-            .map(|path| ("harness", path.clone()))
-            .collect();
-        if let Some(path) = self.own_controller.as_ref().and_then(|c| c.log_path()) {
-            files.push(("controller", path.to_path_buf()));
-        }
-        files.push(("kueue", own.kueue_log()));
-        files
+        let controller_log = self.own_controller.as_ref().and_then(|c| c.log_path());
+        self.h.log_files_with(controller_log, &own.kueue_log())
     }
 
     async fn start_own_controller(&mut self) -> anyhow::Result<()> {

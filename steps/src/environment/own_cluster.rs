@@ -17,7 +17,8 @@ use crate::monitor::Monitor;
 use crate::options::{ControllerMode, SuiteOptions};
 use crate::reference;
 
-/// Dropped in field order: the monitor, Kueue, the cluster, then the network namespace.
+/// Dropped in field order: the monitor, Kueue, the cluster, then the network namespace. The
+/// cluster is held only to be stopped then.
 pub struct OwnCluster {
     /// For steps and hooks: requests time out.
     pub client: kube::Client,
@@ -26,7 +27,7 @@ pub struct OwnCluster {
     pub kubeconfig: PathBuf,
     pub monitor: Monitor,
     kueue: clusters::kueue::Kueue,
-    cluster: LocalCluster,
+    _cluster: LocalCluster,
     _netns: Netns,
     /// Holds one of the run's places for own clusters.
     _place: tokio::sync::OwnedSemaphorePermit,
@@ -91,7 +92,7 @@ impl OwnCluster {
             kubeconfig: cluster.kubeconfig().to_path_buf(),
             monitor,
             kueue,
-            cluster,
+            _cluster: cluster,
             _netns: netns,
             _place: place,
         };
@@ -100,10 +101,5 @@ impl OwnCluster {
 
     pub fn kueue_log(&self) -> PathBuf {
         self.kueue.log_path()
-    }
-
-    /// The cluster's files (its component logs are under `logs/`).
-    pub fn work_dir(&self) -> &Path {
-        self.cluster.work_dir()
     }
 }
