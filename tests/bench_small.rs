@@ -24,6 +24,7 @@ fn settings(appwrappers: usize) -> Settings {
         kueue: clusters::kueue::test_source().expect("AWCONF_KUEUE_VERSION"),
         report_dir: std::path::Path::new("target").join("awconf-bench-test"),
         timeout: Duration::from_secs(300),
+        trace_writes: false,
     }
 }
 
@@ -45,10 +46,36 @@ fn problems(run: &RunReport) -> Vec<String> {
     problems
 }
 
-/// Twice, as `--repeat 2` runs it: each run on a cluster of its own, the table of medians.
+/// Kueue answers an AppWrapper's end with its Workload's: the trace must see that, or it
+/// sees nothing.
+fn untraced(run: &RunReport) -> Option<String> {
+    let Some(trace) = &run.writes else {
+        return Some("no write trace".into());
+    };
+    let answered = trace.kinds.iter().any(|kind| {
+        kind.label
+            .contains("appwrappers/status: phase Running→Succeeded")
+            && kind
+                .answered_by
+                .iter()
+                .any(|(answer, _)| answer.starts_with("kueue ") && answer.contains("Finished=True"))
+    });
+    (!answered).then(|| {
+        format!(
+            "the write trace shows no Finished=True by Kueue after an AppWrapper succeeded: {:#?}",
+            trace.kinds
+        )
+    })
+}
+
+/// Twice, as `--repeat 2` runs it: each run on a cluster of its own, the table of medians;
+/// the writes traced.
 async fn small_load() -> Result<(), String> {
     let result = load(
-        &settings(30),
+        &Settings {
+            trace_writes: true,
+            ..settings(30)
+        },
         &[Subject::Controller(ControllerMode::Embedded)],
         2,
     )
@@ -59,6 +86,7 @@ async fn small_load() -> Result<(), String> {
         println!("{line}");
     }
     let mut problems: Vec<String> = result.runs.iter().flat_map(problems).collect();
+    problems.extend(result.runs.iter().filter_map(untraced));
     if result.runs.len() != 2 || !table[0].contains("median of 2") {
         problems.push(format!(
             "{} runs, table header {:?}: expected two, and their medians",

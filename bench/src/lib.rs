@@ -16,6 +16,7 @@ pub mod stand;
 pub mod stand_cpu;
 pub mod timeline;
 pub mod usage;
+pub mod write_trace;
 
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -23,6 +24,7 @@ use std::sync::atomic::{AtomicU32, Ordering};
 use std::time::Duration;
 
 use clusters::kueue::KueueSource;
+use clusters::providers::local::audit::Detail as AuditDetail;
 use conformance_steps::ControllerMode;
 use serde::Serialize;
 
@@ -46,6 +48,9 @@ pub struct Settings {
     pub report_dir: PathBuf,
     /// How long a run waits for every workload to end.
     pub timeout: Duration,
+    /// The audit log also keeps what each write to an AppWrapper or Workload left, and the
+    /// report says which writes Kueue's Workload writes answered (see [`write_trace`]).
+    pub trace_writes: bool,
 }
 
 impl Settings {
@@ -132,7 +137,19 @@ async fn run_on_fresh_stand(
         subject.label(),
         settings.nodes()
     );
-    let mut stand = Stand::up(subject, settings.nodes(), &settings.kueue, &report_dir).await?;
+    let audit = if settings.trace_writes {
+        AuditDetail::Writes
+    } else {
+        AuditDetail::Metadata
+    };
+    let mut stand = Stand::up(
+        subject,
+        settings.nodes(),
+        &settings.kueue,
+        &report_dir,
+        audit,
+    )
+    .await?;
     let result = measure(settings, plan, subject, &mut stand, kills).await;
     keep_cluster_logs(stand.cluster.work_dir(), &report_dir.join("cluster-logs"));
     stand.down().await;
@@ -278,6 +295,10 @@ async fn measure(
     tokio::time::sleep(Duration::from_secs(2)).await;
     let log = std::fs::read_to_string(stand.cluster.audit_log_path()).unwrap_or_default();
     let requests = audit::count(log.lines(), started_at, conclusion.ended_at);
+    let writes = settings
+        .trace_writes
+        .then(|| write_trace::trace(log.lines(), started_at, conclusion.ended_at));
+    drop(log);
     let timeline = &conclusion.timeline;
     let tally = timeline.tally();
     let seconds = timeline.span().unwrap_or_default();
@@ -319,6 +340,7 @@ async fn measure(
         undeleted: conclusion.undeleted,
         create_retries: conclusion.create_retries,
         records: timeline.records().clone(),
+        writes,
     };
     if let Some(environment) = &mut stand.environment
         && kills.is_some()

@@ -54,6 +54,9 @@ pub struct RunReport {
     pub create_retries: u64,
     /// Each workload's times and highest resettingCount.
     pub records: std::collections::BTreeMap<String, crate::timeline::Record>,
+    /// With `trace_writes`: which writes Kueue's Workload writes answered.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub writes: Option<crate::write_trace::WriteTrace>,
 }
 
 impl RunReport {
@@ -454,6 +457,29 @@ pub fn details(r: &RunReport) -> Vec<String> {
             lines.push(format!("{}: {what}: {}{more}", r.subject, shown.join("; ")));
         }
     }
+    if let Some(writes) = &r.writes {
+        lines.extend(write_trace(&r.subject, writes));
+    }
+    lines
+}
+
+/// Each kind of write, most first, with the Workload writes by Kueue that came next.
+pub fn write_trace(subject: &str, trace: &crate::write_trace::WriteTrace) -> Vec<String> {
+    let mut lines = vec![format!(
+        "{subject}: writes to AppWrappers and their Workloads, by what they changed (→ the Workload writes by Kueue that came next):"
+    )];
+    for kind in &trace.kinds {
+        lines.push(format!("  {:>6}  {}", kind.count, kind.label));
+        for (answer, n) in &kind.answered_by {
+            lines.push(format!("          → {n:>6}  {answer}"));
+        }
+    }
+    if trace.unanswering > 0 {
+        lines.push(format!(
+            "  {} Workload writes by Kueue came before any write to their AppWrapper in the window",
+            trace.unanswering
+        ));
+    }
     lines
 }
 
@@ -506,6 +532,7 @@ mod tests {
             undeleted: vec![],
             create_retries: 0,
             records: Default::default(),
+            writes: None,
         }
     }
 

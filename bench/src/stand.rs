@@ -7,6 +7,7 @@ use std::time::Duration;
 
 use anyhow::Context as _;
 use clusters::kueue::{Kueue, KueueSource};
+use clusters::providers::local::audit::Detail as AuditDetail;
 use clusters::{Cluster as _, LocalCluster, LocalOptions};
 use conformance_steps::environment::Environment;
 use conformance_steps::{ControllerMode, SuiteOptions};
@@ -56,6 +57,7 @@ impl Stand {
         nodes: usize,
         kueue: &KueueSource,
         report_dir: &Path,
+        audit: AuditDetail,
     ) -> anyhow::Result<Stand> {
         std::fs::create_dir_all(report_dir)
             .with_context(|| format!("creating {}", report_dir.display()))?;
@@ -64,7 +66,7 @@ impl Stand {
         }
         let cluster = LocalCluster::up(LocalOptions {
             nodes,
-            audit_log: true,
+            audit: Some(audit),
             ..LocalOptions::default()
         })
         .await

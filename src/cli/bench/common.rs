@@ -30,6 +30,10 @@ pub struct LoadFlags {
     /// Write the results as JSON to this file.
     #[arg(long)]
     pub json: Option<PathBuf>,
+    /// Trace which writes Kueue's Workload writes answer: the audit log keeps the object each
+    /// write to an AppWrapper or Workload left (costlier; not for the timing figures).
+    #[arg(long)]
+    pub trace_writes: bool,
     #[command(flatten)]
     pub kueue: crate::cli::kueue_source::KueueArgs,
 }
@@ -48,6 +52,7 @@ impl LoadFlags {
             kueue: self.kueue.source(&default)?,
             report_dir: self.report.clone(),
             timeout: Duration::from_secs(self.timeout),
+            trace_writes: self.trace_writes,
         })
     }
 }

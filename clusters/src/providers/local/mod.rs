@@ -36,8 +36,8 @@ pub struct LocalOptions {
     /// Kubelet nodes with containerd beside the fake ones: 0 or 1 (one per machine).
     pub real_nodes: usize,
     pub gpus_per_node: u32,
-    /// The API server writes an audit log of every request (see [`audit`]).
-    pub audit_log: bool,
+    /// The API server writes an audit log of every request, at this detail (see [`audit`]).
+    pub audit: Option<audit::Detail>,
     /// The cluster's files; a fresh temporary directory when `None`.
     pub work_dir: Option<PathBuf>,
     /// Leave the processes running when this value is dropped (`cluster up --detach`).
@@ -56,7 +56,7 @@ impl Default for LocalOptions {
             nodes: 2,
             real_nodes: 0,
             gpus_per_node: 8,
-            audit_log: false,
+            audit: None,
             work_dir: None,
             detached: false,
             cache: toolchain::cache_dir(),
@@ -143,7 +143,7 @@ impl LocalCluster {
             detached: false,
             kubernetes: opts.kubernetes.clone(),
         };
-        cluster.write_files()?;
+        cluster.write_files(opts.audit.unwrap_or_default())?;
         cluster.start_components(&opts).await?;
         let client = cluster.client().await?;
         nodes::create_fake_nodes(&client, opts.nodes, &NodeShape::gpu(opts.gpus_per_node)).await?;
@@ -169,7 +169,7 @@ impl LocalCluster {
         Ok(cluster)
     }
 
-    fn write_files(&self) -> Result<(), ClusterError> {
+    fn write_files(&self, audit: audit::Detail) -> Result<(), ClusterError> {
         let w = &self.work_dir;
         for dir in ["pki", "logs", "etcd", "kwok-home"] {
             let dir = w.join(dir);
@@ -203,7 +203,7 @@ impl LocalCluster {
         let kubeconfig = commands::kubeconfig(w, &self.ports).map_err(LocalError::Setup)?;
         write(&self.kubeconfig, &kubeconfig)?;
         write(&w.join("kwok.yaml"), &commands::kwok_config())?;
-        write(&audit::policy_path(w), audit::POLICY)?;
+        write(&audit::policy_path(w), audit::policy(audit))?;
         Ok(())
     }
 
@@ -233,7 +233,7 @@ impl LocalCluster {
 
         let apiserver = kube.binary(cache, "kube-apiserver");
         let mut apiserver_args = commands::apiserver(&w, &p, self.reach);
-        if opts.audit_log {
+        if opts.audit.is_some() {
             apiserver_args.extend(audit::apiserver_args(&w));
         }
         self.start(
@@ -409,7 +409,7 @@ impl LocalCluster {
             .collect()
     }
 
-    /// The API server's audit log, written when the cluster was started with `audit_log`.
+    /// The API server's audit log, written when the cluster was started with `audit`.
     pub fn audit_log_path(&self) -> PathBuf {
         audit::log_path(&self.work_dir)
     }

@@ -1,0 +1,451 @@
+//! Which write answers which, from an audit log at `audit::Detail::Writes`: every write to
+//! an AppWrapper or to its Workload, described by what it changed in the object it left, and
+//! every Workload write by Kueue counted against the write that came just before it on the
+//! same AppWrapper (by any client, on either object). Pure over the log's lines.
+
+use std::collections::{BTreeMap, HashMap};
+
+use chrono::{DateTime, Utc};
+use serde::Serialize;
+use serde_json::{Map, Value};
+
+use crate::audit::client_of;
+
+/// The client whose Workload writes are traced back.
+pub const KUEUE: &str = "kueue";
+
+/// One kind of write: who wrote what, and what it changed.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct WriteKind {
+    /// `appwrapper-controller appwrappers/status: phase Resuming→Running, PodsReady=True`.
+    pub label: String,
+    pub count: u64,
+    /// Kueue's Workload writes that came next on the same AppWrapper, by their labels.
+    pub answered_by: Vec<(String, u64)>,
+}
+
+impl WriteKind {
+    pub fn answers(&self) -> u64 {
+        self.answered_by.iter().map(|(_, n)| n).sum()
+    }
+}
+
+#[derive(Clone, Debug, Default, PartialEq, Serialize)]
+pub struct WriteTrace {
+    /// Most first.
+    pub kinds: Vec<WriteKind>,
+    /// Kueue's Workload writes with no earlier write on their AppWrapper in the window.
+    pub unanswering: u64,
+}
+
+struct Write {
+    received: DateTime<Utc>,
+    completed: DateTime<Utc>,
+    client: String,
+    label: String,
+}
+
+type ObjectKey = (String, String, String);
+
+/// Traces the writes received between `from` and `to`.
+pub fn trace<'a>(
+    lines: impl IntoIterator<Item = &'a str>,
+    from: DateTime<Utc>,
+    to: DateTime<Utc>,
+) -> WriteTrace {
+    let mut last_seen: HashMap<ObjectKey, Value> = HashMap::new();
+    let mut by_appwrapper: HashMap<(String, String), Vec<Write>> = HashMap::new();
+    for line in lines {
+        let Ok(event) = serde_json::from_str::<Value>(line) else {
+            continue;
+        };
+        let Some(written) = completed_write(&event) else {
+            continue;
+        };
+        let kind = event["objectRef"]["resource"].as_str().unwrap_or_default();
+        let Some(appwrapper) = appwrapper_of(kind, written) else {
+            continue;
+        };
+        let key = (
+            kind.to_string(),
+            appwrapper.0.clone(),
+            name_of(written).to_string(),
+        );
+        let changed = changes(last_seen.get(&key), written);
+        last_seen.insert(key, written.clone());
+        let (Some(received), Some(completed)) = (
+            timestamp(&event["requestReceivedTimestamp"]),
+            timestamp(&event["stageTimestamp"]),
+        ) else {
+            continue;
+        };
+        if received < from || received > to {
+            continue;
+        }
+        let client = client_of(event["userAgent"].as_str().unwrap_or_default());
+        let resource = match event["objectRef"]["subresource"].as_str() {
+            Some(sub) => format!("{kind}/{sub}"),
+            None => kind.to_string(),
+        };
+        let verb = event["verb"].as_str().unwrap_or("?");
+        by_appwrapper.entry(appwrapper).or_default().push(Write {
+            received,
+            completed,
+            label: format!("{client} {verb} {resource}: {changed}"),
+            client,
+        });
+    }
+    tally(by_appwrapper.into_values())
+}
+
+fn tally(histories: impl Iterator<Item = Vec<Write>>) -> WriteTrace {
+    let mut counts: BTreeMap<String, u64> = BTreeMap::new();
+    let mut answers: BTreeMap<String, BTreeMap<String, u64>> = BTreeMap::new();
+    let mut unanswering = 0;
+    for mut writes in histories {
+        writes.sort_by_key(|w| w.completed);
+        for (i, write) in writes.iter().enumerate() {
+            *counts.entry(write.label.clone()).or_default() += 1;
+            if write.client != KUEUE || !write.label.contains(" workloads") {
+                continue;
+            }
+            let cause = writes[..i]
+                .iter()
+                .rev()
+                .find(|c| c.completed <= write.received);
+            match cause {
+                Some(cause) => {
+                    *answers
+                        .entry(cause.label.clone())
+                        .or_default()
+                        .entry(write.label.clone())
+                        .or_default() += 1;
+                }
+                None => unanswering += 1,
+            }
+        }
+    }
+    let mut kinds: Vec<WriteKind> = counts
+        .into_iter()
+        .map(|(label, count)| {
+            let mut answered_by: Vec<(String, u64)> = answers
+                .remove(&label)
+                .unwrap_or_default()
+                .into_iter()
+                .collect();
+            answered_by.sort_by(|a, b| b.1.cmp(&a.1).then(a.0.cmp(&b.0)));
+            WriteKind {
+                label,
+                count,
+                answered_by,
+            }
+        })
+        .collect();
+    kinds.sort_by(|a, b| b.count.cmp(&a.count).then(a.label.cmp(&b.label)));
+    WriteTrace { kinds, unanswering }
+}
+
+/// The object a successful write left, if the event is one.
+fn completed_write(event: &Value) -> Option<&Value> {
+    if event["stage"] != "ResponseComplete" {
+        return None;
+    }
+    let code = event["responseStatus"]["code"].as_u64().unwrap_or(200);
+    let object = &event["responseObject"];
+    ((200..300).contains(&code) && object.is_object() && object["kind"] != "Status")
+        .then_some(object)
+}
+
+fn name_of(object: &Value) -> &str {
+    object["metadata"]["name"].as_str().unwrap_or_default()
+}
+
+/// (namespace, name) of the AppWrapper an AppWrapper or a Workload belongs to.
+fn appwrapper_of(resource: &str, object: &Value) -> Option<(String, String)> {
+    let namespace = object["metadata"]["namespace"].as_str()?.to_string();
+    match resource {
+        "appwrappers" => Some((namespace, name_of(object).to_string())),
+        "workloads" => object["metadata"]["ownerReferences"]
+            .as_array()?
+            .iter()
+            .find(|o| o["kind"] == "AppWrapper")
+            .and_then(|o| o["name"].as_str())
+            .map(|name| (namespace, name.to_string())),
+        _ => None,
+    }
+}
+
+fn timestamp(value: &Value) -> Option<DateTime<Utc>> {
+    DateTime::parse_from_rfc3339(value.as_str()?)
+        .ok()
+        .map(|t| t.with_timezone(&Utc))
+}
+
+const METADATA_FIELDS: [&str; 6] = [
+    "labels",
+    "annotations",
+    "finalizers",
+    "ownerReferences",
+    "deletionTimestamp",
+    "generateName",
+];
+
+/// What `after` changed of `before`: the phase's move, each condition whose status, reason
+/// or message moved, and the other fields of spec, status and metadata by name.
+pub fn changes(before: Option<&Value>, after: &Value) -> String {
+    let Some(before) = before else {
+        return "created".into();
+    };
+    let mut changed = Vec::new();
+    let (was, is) = (&before["status"]["phase"], &after["status"]["phase"]);
+    if was != is {
+        let phase = |v: &Value| v.as_str().unwrap_or("none").to_string();
+        changed.push(format!("phase {}→{}", phase(was), phase(is)));
+    }
+    changed.extend(condition_changes(
+        &before["status"]["conditions"],
+        &after["status"]["conditions"],
+    ));
+    for part in ["status", "spec"] {
+        for field in differing_fields(&before[part], &after[part]) {
+            if part == "status" && (field == "phase" || field == "conditions") {
+                continue;
+            }
+            changed.push(format!("{part}.{field}"));
+        }
+    }
+    for field in METADATA_FIELDS {
+        if before["metadata"][field] != after["metadata"][field] {
+            changed.push(format!("metadata.{field}"));
+        }
+    }
+    if changed.is_empty() {
+        "nothing".into()
+    } else {
+        changed.join(", ")
+    }
+}
+
+fn differing_fields(before: &Value, after: &Value) -> Vec<String> {
+    let empty = Map::new();
+    let (before, after) = (
+        before.as_object().unwrap_or(&empty),
+        after.as_object().unwrap_or(&empty),
+    );
+    let mut fields: Vec<String> = before
+        .keys()
+        .chain(after.keys())
+        .filter(|k| before.get(*k) != after.get(*k))
+        .cloned()
+        .collect();
+    fields.sort_unstable();
+    fields.dedup();
+    fields
+}
+
+fn condition_changes(before: &Value, after: &Value) -> Vec<String> {
+    let by_type = |v: &Value| -> BTreeMap<String, Value> {
+        v.as_array()
+            .into_iter()
+            .flatten()
+            .filter_map(|c| Some((c["type"].as_str()?.to_string(), c.clone())))
+            .collect()
+    };
+    let (before, after) = (by_type(before), by_type(after));
+    let mut changed = Vec::new();
+    for (kind, now) in &after {
+        let status = now["status"].as_str().unwrap_or("?");
+        match before.get(kind) {
+            None => changed.push(format!("{kind}={status}")),
+            Some(was) if was["status"] != now["status"] => changed.push(format!("{kind}={status}")),
+            Some(was) if was["reason"] != now["reason"] => changed.push(format!(
+                "{kind} reason {}",
+                now["reason"].as_str().unwrap_or("none")
+            )),
+            Some(was) if was["message"] != now["message"] => {
+                changed.push(format!("{kind} message"))
+            }
+            Some(was) if was != now => changed.push(format!("{kind} other")),
+            Some(_) => {}
+        }
+    }
+    changed.extend(
+        before
+            .keys()
+            .filter(|k| !after.contains_key(*k))
+            .map(|k| format!("{k} removed")),
+    );
+    changed
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn aw(phase: &str, conditions: Value) -> Value {
+        json!({
+            "kind": "AppWrapper",
+            "metadata": {"name": "a", "namespace": "n", "resourceVersion": "7"},
+            "spec": {"suspend": false},
+            "status": {"phase": phase, "conditions": conditions},
+        })
+    }
+
+    fn fresh() -> Value {
+        json!({"kind": "AppWrapper", "metadata": {"name": "a", "namespace": "n"}})
+    }
+
+    fn condition(kind: &str, status: &str, reason: &str) -> Value {
+        json!({"type": kind, "status": status, "reason": reason, "message": ""})
+    }
+
+    #[test]
+    fn changes_name_the_phase_move_the_conditions_and_the_fields() {
+        let before = aw("Resuming", json!([condition("QuotaReserved", "True", "x")]));
+        let mut after = aw(
+            "Running",
+            json!([
+                condition("QuotaReserved", "True", "y"),
+                condition("PodsReady", "True", "z")
+            ]),
+        );
+        after["status"]["componentStatus"] = json!([{}]);
+        after["metadata"]["resourceVersion"] = json!("8");
+        assert_eq!(
+            changes(Some(&before), &after),
+            "phase Resuming→Running, PodsReady=True, QuotaReserved reason y, status.componentStatus"
+        );
+        assert_eq!(changes(Some(&after), &after), "nothing");
+        assert_eq!(changes(None, &after), "created");
+        let mut resumed = before.clone();
+        resumed["spec"]["suspend"] = json!(true);
+        resumed["status"]["conditions"] = json!([]);
+        resumed["metadata"]["finalizers"] = json!(["f"]);
+        assert_eq!(
+            changes(Some(&before), &resumed),
+            "QuotaReserved removed, spec.suspend, metadata.finalizers"
+        );
+    }
+
+    fn event(resource: &str, sub: Option<&str>, agent: &str, at: &str, object: Value) -> String {
+        json!({
+            "kind": "Event", "stage": "ResponseComplete", "verb": "patch",
+            "userAgent": agent,
+            "requestReceivedTimestamp": at, "stageTimestamp": at,
+            "objectRef": {"resource": resource, "subresource": sub, "namespace": "n"},
+            "responseStatus": {"code": 200},
+            "responseObject": object,
+        })
+        .to_string()
+    }
+
+    fn workload(admitted: &str) -> Value {
+        json!({
+            "kind": "Workload",
+            "metadata": {"name": "appwrapper-a-1", "namespace": "n",
+                "ownerReferences": [{"kind": "AppWrapper", "name": "a"}]},
+            "status": {"conditions": [condition("Admitted", admitted, "")]},
+        })
+    }
+
+    #[test]
+    fn kueue_workload_writes_are_counted_against_the_write_before_them() {
+        let running = aw("Running", json!([condition("PodsReady", "True", "")]));
+        let lines = [
+            event(
+                "appwrappers",
+                None,
+                "awconf-bench",
+                "2026-01-01T00:00:01Z",
+                fresh(),
+            ),
+            event(
+                "workloads",
+                None,
+                "kueue/v1",
+                "2026-01-01T00:00:02Z",
+                workload("False"),
+            ),
+            event(
+                "workloads",
+                Some("status"),
+                "kueue/v1",
+                "2026-01-01T00:00:03Z",
+                workload("True"),
+            ),
+            event(
+                "appwrappers",
+                Some("status"),
+                "appwrapper-controller/0.1",
+                "2026-01-01T00:00:04Z",
+                running.clone(),
+            ),
+            event(
+                "appwrappers",
+                Some("status"),
+                "appwrapper-controller/0.1",
+                "2026-01-01T00:00:05Z",
+                running,
+            ),
+            event(
+                "workloads",
+                Some("status"),
+                "kueue/v1",
+                "2026-01-01T00:00:06Z",
+                workload("True"),
+            ),
+            "not json".to_string(),
+        ];
+        let from = "2026-01-01T00:00:00Z".parse().unwrap();
+        let to = "2026-01-01T00:01:00Z".parse().unwrap();
+        let traced = trace(lines.iter().map(String::as_str), from, to);
+        let kind = |label: &str| {
+            traced
+                .kinds
+                .iter()
+                .find(|k| k.label == label)
+                .unwrap_or_else(|| panic!("{label} in {:#?}", traced.kinds))
+        };
+        let created = kind("awconf-bench patch appwrappers: created");
+        assert_eq!(
+            created.answered_by,
+            [("kueue patch workloads: created".to_string(), 1)]
+        );
+        let repeated = kind("appwrapper-controller patch appwrappers/status: nothing");
+        assert_eq!(repeated.count, 1);
+        assert_eq!(
+            repeated.answered_by,
+            [("kueue patch workloads/status: nothing".to_string(), 1)]
+        );
+        assert_eq!(
+            kind(
+                "appwrapper-controller patch appwrappers/status: phase none→Running, PodsReady=True, spec.suspend"
+            )
+            .answers(),
+            0
+        );
+        assert_eq!(traced.unanswering, 0);
+    }
+
+    #[test]
+    fn failed_writes_and_writes_outside_the_window_are_left_out() {
+        let mut failed: Value = serde_json::from_str(&event(
+            "appwrappers",
+            None,
+            "x",
+            "2026-01-01T00:00:01Z",
+            fresh(),
+        ))
+        .unwrap();
+        failed["responseStatus"]["code"] = json!(409);
+        let late = event("appwrappers", None, "x", "2026-01-02T00:00:00Z", fresh());
+        let lines = [failed.to_string(), late];
+        let from = "2026-01-01T00:00:00Z".parse().unwrap();
+        let to = "2026-01-01T00:01:00Z".parse().unwrap();
+        assert_eq!(
+            trace(lines.iter().map(String::as_str), from, to),
+            WriteTrace::default()
+        );
+    }
+}
