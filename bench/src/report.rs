@@ -474,6 +474,12 @@ pub fn write_trace(subject: &str, trace: &crate::write_trace::WriteTrace) -> Vec
             lines.push(format!("          → {n:>6}  {answer}"));
         }
     }
+    for (history, appwrappers) in &trace.histories {
+        lines.push(format!(
+            "{subject}: the writes of {appwrappers} AppWrappers, in order:"
+        ));
+        lines.extend(history.iter().map(|write| format!("          {write}")));
+    }
     if trace.unanswering > 0 {
         lines.push(format!(
             "  {} Workload writes by Kueue came before any write to their AppWrapper in the window",

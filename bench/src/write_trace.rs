@@ -36,12 +36,18 @@ pub struct WriteTrace {
     pub kinds: Vec<WriteKind>,
     /// Kueue's Workload writes with no earlier write on their AppWrapper in the window.
     pub unanswering: u64,
+    /// The most common histories: each AppWrapper's writes and its Workload's in order, with
+    /// how many AppWrappers had exactly that one; most first, [`HISTORIES`] of them.
+    pub histories: Vec<(Vec<String>, u64)>,
 }
+
+pub const HISTORIES: usize = 3;
 
 struct Write {
     received: DateTime<Utc>,
     completed: DateTime<Utc>,
     client: String,
+    on_workload: bool,
     label: String,
 }
 
@@ -92,6 +98,7 @@ pub fn trace<'a>(
             received,
             completed,
             label: format!("{client} {verb} {resource}: {changed}"),
+            on_workload: kind == "workloads",
             client,
         });
     }
@@ -102,11 +109,15 @@ fn tally(histories: impl Iterator<Item = Vec<Write>>) -> WriteTrace {
     let mut counts: BTreeMap<String, u64> = BTreeMap::new();
     let mut answers: BTreeMap<String, BTreeMap<String, u64>> = BTreeMap::new();
     let mut unanswering = 0;
+    let mut seen: HashMap<Vec<String>, u64> = HashMap::new();
     for mut writes in histories {
         writes.sort_by_key(|w| w.completed);
+        *seen
+            .entry(writes.iter().map(|w| w.label.clone()).collect())
+            .or_default() += 1;
         for (i, write) in writes.iter().enumerate() {
             *counts.entry(write.label.clone()).or_default() += 1;
-            if write.client != KUEUE || !write.label.contains(" workloads") {
+            if write.client != KUEUE || !write.on_workload {
                 continue;
             }
             let cause = writes[..i]
@@ -142,7 +153,14 @@ fn tally(histories: impl Iterator<Item = Vec<Write>>) -> WriteTrace {
         })
         .collect();
     kinds.sort_by(|a, b| b.count.cmp(&a.count).then(a.label.cmp(&b.label)));
-    WriteTrace { kinds, unanswering }
+    let mut histories: Vec<(Vec<String>, u64)> = seen.into_iter().collect();
+    histories.sort_by(|a, b| b.1.cmp(&a.1).then(a.0.cmp(&b.0)));
+    histories.truncate(HISTORIES);
+    WriteTrace {
+        kinds,
+        unanswering,
+        histories,
+    }
 }
 
 /// The object a successful write left, if the event is one.
@@ -426,6 +444,11 @@ mod tests {
             0
         );
         assert_eq!(traced.unanswering, 0);
+        assert_eq!(traced.histories.len(), 1);
+        let (history, appwrappers) = &traced.histories[0];
+        assert_eq!(*appwrappers, 1);
+        assert_eq!(history.len(), 6);
+        assert_eq!(history[0], "awconf-bench patch appwrappers: created");
     }
 
     #[test]
