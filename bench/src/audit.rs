@@ -47,12 +47,19 @@ impl Requests {
 }
 
 /// `pods`, `appwrappers/status`; `?` for a request about no resource.
-fn resource_of(object: &Value) -> String {
+pub(crate) fn resource_of(object: &Value) -> String {
     let resource = object["resource"].as_str().unwrap_or("?");
     match object["subresource"].as_str() {
         Some(sub) => format!("{resource}/{sub}"),
         None => resource.to_string(),
     }
+}
+
+/// An audit event's RFC 3339 time.
+pub(crate) fn timestamp(value: &Value) -> Option<DateTime<Utc>> {
+    DateTime::parse_from_rfc3339(value.as_str()?)
+        .ok()
+        .map(|t| t.with_timezone(&Utc))
 }
 
 /// Counts the requests received between `from` and `to`.
@@ -71,10 +78,7 @@ pub fn count<'a>(
         if event["stage"] != "RequestReceived" {
             continue;
         }
-        let received = event["requestReceivedTimestamp"]
-            .as_str()
-            .and_then(|t| DateTime::parse_from_rfc3339(t).ok())
-            .map(|t| t.with_timezone(&Utc));
+        let received = timestamp(&event["requestReceivedTimestamp"]);
         if !received.is_some_and(|t| from <= t && t <= to) {
             continue;
         }

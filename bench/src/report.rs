@@ -480,10 +480,10 @@ pub fn write_trace(subject: &str, trace: &crate::write_trace::WriteTrace) -> Vec
         ));
         lines.extend(history.iter().map(|write| format!("          {write}")));
     }
-    if trace.unanswering > 0 {
+    if trace.unattributed > 0 {
         lines.push(format!(
             "  {} Workload writes by Kueue came before any write to their AppWrapper in the window",
-            trace.unanswering
+            trace.unattributed
         ));
     }
     lines

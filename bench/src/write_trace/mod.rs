@@ -9,13 +9,13 @@ use chrono::{DateTime, Utc};
 use serde::Serialize;
 use serde_json::Value;
 
-use crate::audit::client_of;
+use crate::audit::{client_of, resource_of, timestamp};
 
 mod changes;
 pub use changes::changes;
 
 /// The client whose Workload writes are traced back.
-pub const KUEUE: &str = "kueue";
+const KUEUE: &str = "kueue";
 
 /// One kind of write: who wrote what, and what it changed.
 #[derive(Clone, Debug, PartialEq, Serialize)]
@@ -27,24 +27,18 @@ pub struct WriteKind {
     pub answered_by: Vec<(String, u64)>,
 }
 
-impl WriteKind {
-    pub fn answers(&self) -> u64 {
-        self.answered_by.iter().map(|(_, n)| n).sum()
-    }
-}
-
 #[derive(Clone, Debug, Default, PartialEq, Serialize)]
 pub struct WriteTrace {
     /// Most first.
     pub kinds: Vec<WriteKind>,
     /// Kueue's Workload writes with no earlier write on their AppWrapper in the window.
-    pub unanswering: u64,
+    pub unattributed: u64,
     /// The most common histories: each AppWrapper's writes and its Workload's in order, with
     /// how many AppWrappers had exactly that one; most first, [`HISTORIES`] of them.
     pub histories: Vec<(Vec<String>, u64)>,
 }
 
-pub const HISTORIES: usize = 3;
+const HISTORIES: usize = 3;
 
 struct Write {
     received: DateTime<Utc>,
@@ -92,10 +86,7 @@ pub fn trace<'a>(
             continue;
         }
         let client = client_of(event["userAgent"].as_str().unwrap_or_default());
-        let resource = match event["objectRef"]["subresource"].as_str() {
-            Some(sub) => format!("{kind}/{sub}"),
-            None => kind.to_string(),
-        };
+        let resource = resource_of(&event["objectRef"]);
         let verb = event["verb"].as_str().unwrap_or("?");
         by_appwrapper.entry(appwrapper).or_default().push(Write {
             received,
@@ -111,7 +102,7 @@ pub fn trace<'a>(
 fn tally(histories: impl Iterator<Item = Vec<Write>>) -> WriteTrace {
     let mut counts: BTreeMap<String, u64> = BTreeMap::new();
     let mut answers: BTreeMap<String, BTreeMap<String, u64>> = BTreeMap::new();
-    let mut unanswering = 0;
+    let mut unattributed = 0;
     let mut seen: HashMap<Vec<String>, u64> = HashMap::new();
     for mut writes in histories {
         writes.sort_by_key(|w| w.completed);
@@ -135,7 +126,7 @@ fn tally(histories: impl Iterator<Item = Vec<Write>>) -> WriteTrace {
                         .entry(write.label.clone())
                         .or_default() += 1;
                 }
-                None => unanswering += 1,
+                None => unattributed += 1,
             }
         }
     }
@@ -161,7 +152,7 @@ fn tally(histories: impl Iterator<Item = Vec<Write>>) -> WriteTrace {
     histories.truncate(HISTORIES);
     WriteTrace {
         kinds,
-        unanswering,
+        unattributed,
         histories,
     }
 }
@@ -194,12 +185,6 @@ fn appwrapper_of(resource: &str, object: &Value) -> Option<(String, String)> {
             .map(|name| (namespace, name.to_string())),
         _ => None,
     }
-}
-
-fn timestamp(value: &Value) -> Option<DateTime<Utc>> {
-    DateTime::parse_from_rfc3339(value.as_str()?)
-        .ok()
-        .map(|t| t.with_timezone(&Utc))
 }
 
 #[cfg(test)]
@@ -298,14 +283,11 @@ mod tests {
             repeated.answered_by,
             [("kueue patch workloads/status: nothing".to_string(), 1)]
         );
-        assert_eq!(
-            kind(
-                "appwrapper-controller patch appwrappers/status: phase none→Running, PodsReady=True, spec.suspend"
-            )
-            .answers(),
-            0
+        let unanswered = kind(
+            "appwrapper-controller patch appwrappers/status: phase none→Running, PodsReady=True, spec.suspend",
         );
-        assert_eq!(traced.unanswering, 0);
+        assert!(unanswered.answered_by.is_empty(), "{unanswered:?}");
+        assert_eq!(traced.unattributed, 0);
         assert_eq!(traced.histories.len(), 1);
         let (history, appwrappers) = &traced.histories[0];
         assert_eq!(*appwrappers, 1);
