@@ -1,9 +1,10 @@
 Feature: What an AppWrapper wraps
   A component may be any object, whether it makes pods or not, and may be named by
   `generateName`: the controller creates it as it is, records the name it got, owns it, and
-  counts only the pods of the podSets (spec §3.2, §4.2, §4.6; upstream e2e "Creation of
+  counts only the pods of the podSets (COMP-ANY-OBJECT, COMP-GENERATE-NAME; upstream e2e "Creation of
   Fundamental GVKs").
 
+  @behaviour:COMP-ANY-OBJECT @behaviour:COMP-OWNED @behaviour:COMP-EXPECTED-PODS @behaviour:PH-PODS-READY
   Scenario: A Service beside a Pod is created with it and adds no pods to wait for
     Given an AppWrapper "served" wrapping a Pod and a Service
     When it is submitted to the LocalQueue
@@ -32,6 +33,7 @@ Feature: What an AppWrapper wraps
     Then it is gone within 30 seconds
     And no pod of it remains
 
+  @behaviour:COMP-GENERATE-NAME @behaviour:COMP-OWNED
   Scenario: A Job named by generateName is created once and its generated name is recorded
     Given an AppWrapper "generated" with the components:
       """
@@ -52,8 +54,7 @@ Feature: What an AppWrapper wraps
     When it is submitted to the LocalQueue
     Then it reaches phase Running within 60 seconds
     And 1 pod of it is Running within 60 seconds
-    # A change of a live annotation makes every controller reconcile it again (spec §3.5
-    # R-ANN-4); a controller that does not find its component by the recorded name creates
+    # A change of a live annotation makes every controller reconcile it again (FT-ANNOTATIONS-LIVE); a controller that does not find its component by the recorded name creates
     # another under a new generated name.
     When its annotation "retryLimit" is set to "7"
     Then exactly 1 Job is ever seen in the namespace over 8 seconds

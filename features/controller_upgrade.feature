@@ -13,6 +13,7 @@ Feature: Controller upgrades with work in flight
   with the same settings and webhooks, then stops the old one (SIGTERM, as a rollout does) and
   starts the controller under test again, which registers its own webhooks.
 
+  @behaviour:RS-UPGRADE @behaviour:RS-COUNT-ONCE @behaviour:RS-TIMERS-FROM-STATUS
   Scenario: A controller upgrade with work in flight loses, duplicates and double-counts nothing
     # When the upgrade starts there is an AppWrapper in each of these states: Running; queued
     # and Suspended (its 2 CPUs do not fit beside the running one's 2 in a quota of 3; every
@@ -42,7 +43,9 @@ Feature: Controller upgrades with work in flight
         conditions:
         - {type: QuotaReserved, status: "False"}
       """
-    And it is in phase Suspended
+    # Kueue makes the Workload and the controller its first status on their own: either may
+    # come first.
+    And it reaches phase Suspended within 30 seconds
     When the AppWrapper "deleting" is submitted to the LocalQueue
     Then 1 pod of it is Running within 60 seconds
     When it is deleted
@@ -95,6 +98,7 @@ Feature: Controller upgrades with work in flight
         - {type: Admitted, status: "True"}
       """
 
+  @behaviour:RS-UPGRADE @behaviour:RS-TIMERS-FROM-STATUS @behaviour:DEL-ON-FAILURE-PAUSE @behaviour:DEL-ON-FAILURE-REARM
   Scenario: A controller upgrade during a failed AppWrapper's deletion pause ends the pause on time
     # The upgrade follows the pause's start at once (the suite clamps it to 30 s): the
     # controller under test deletes the pods when the pause the old one began ends.
@@ -119,7 +123,7 @@ Feature: Controller upgrades with work in flight
     Then it is in phase Failed
     And 1 pod of it is Failed
     # The first deletion pass after the pause deletes the pods; the pause restarts after each
-    # pass (spec §11.1 item 4), so ResourcesDeployed may turn False only after a second pause.
+    # pass (DEL-ON-FAILURE-REARM), so ResourcesDeployed may turn False only after a second pause.
     And its pods are gone between 30 and 45 seconds after it paused deletion
     And it matches within 45 seconds:
       """

@@ -1,13 +1,14 @@
 Feature: Deletion of the wrapped resources
   `ResourcesDeployed=False` is a promise that nothing of the workload is left: no wrapped object
-  and no labelled pod (spec §4.7, §4.8). Deletion escalates to forceful deletion after the
+  and no labelled pod (DEL-NOTHING-LEFT). Deletion escalates to forceful deletion after the
   forceful-deletion grace period. The invariant monitor checks the promise on every release.
 
   The forceful-deletion grace period is 16 s in the scenarios below: a deletion pass comes every
-  5 s (spec §2.7), so pods hanging in termination are forced between 16 and 21 s after the
+  5 s (DEL-PASSES), so pods hanging in termination are forced between 16 and 21 s after the
   deletion began, and a controller applying half the period (8 s) forces them by 13 s, one
   applying twice the period (32 s) after 32 s. 5 s more are left for a busy API server.
 
+  @behaviour:DEL-NOTHING-LEFT @behaviour:DEL-DELETING-CONDITION @behaviour:DEL-FORCEFUL @behaviour:DEL-PASSES @behaviour:KQ-QUOTA-UNTIL-GONE
   Scenario: ResourcesDeployed stays True while pods hang in termination
     Given an AppWrapper "hanging" wrapping a Deployment with 2 replicas
     And its pods hang on deletion
@@ -33,7 +34,7 @@ Feature: Deletion of the wrapped resources
         deletionTimestamp: $present
       """
     # Forceful deletion comes once the grace period is over, at the next pass (every 5 s), and
-    # the pass after it finds the pods gone (spec §4.7).
+    # the pass after it finds the pods gone (DEL-FORCEFUL).
     And its pods are gone between 16 and 26 seconds after it began deleting
     And it reaches phase Suspended within 15 seconds
     And no pod of it remains
@@ -45,6 +46,7 @@ Feature: Deletion of the wrapped resources
         - {type: DeletingResources, status: "False", reason: DeletionComplete}
       """
 
+  @behaviour:DEL-NOTHING-LEFT @behaviour:DEL-DELETING-CONDITION @behaviour:DEL-FORCEFUL @behaviour:DEL-PASSES @behaviour:KQ-QUOTA-UNTIL-GONE
   Scenario: ResourcesDeployed stays True while pods hang in termination during a reset
     Given an AppWrapper "resetting" wrapping a Pod and a Pod
     And its pods hang on deletion
@@ -72,7 +74,7 @@ Feature: Deletion of the wrapped resources
       """
     And its pods are gone between 16 and 26 seconds after it began deleting
     # The retry pause (30 s from Unhealthy) may be over when the deletion completes; then the
-    # same reconcile deploys again and ResourcesDeployed is never seen False (spec §2.3.6).
+    # same reconcile deploys again and ResourcesDeployed is never seen False (PH-RESET-RESUMES).
     And it matches within 15 seconds:
       """
       status:
@@ -82,6 +84,7 @@ Feature: Deletion of the wrapped resources
         - {type: DeletingResources, status: "False", reason: DeletionComplete}
       """
 
+  @behaviour:DEL-NOTHING-LEFT @behaviour:DEL-DELETING-CONDITION @behaviour:DEL-FORCEFUL @behaviour:DEL-PASSES @behaviour:DEL-FAILED-CLEANUP @behaviour:FT-WARMUP-GRACE @behaviour:FT-RETRY-LIMIT
   Scenario: ResourcesDeployed stays True while pods hang in termination after the retries ran out
     # Pods that never start reset the workload once the warmup grace period is over; the
     # second time the retry limit of 1 is used up.
@@ -121,6 +124,7 @@ Feature: Deletion of the wrapped resources
       """
     And no pod of it remains
 
+  @behaviour:DEL-ON-FAILURE-PAUSE @behaviour:DEL-ON-FAILURE-SUSPEND @behaviour:FT-EXIT-TERMINAL @behaviour:FT-GRACE-CLAMP
   Scenario: DeletionOnFailureGracePeriod keeps a failed workload's resources until Kueue suspends it
     Given an AppWrapper "debug" wrapping a Pod
     And it has the annotations:
@@ -158,10 +162,11 @@ Feature: Deletion of the wrapped resources
       """
     And no pod of it remains
 
+  @behaviour:DEL-ON-FAILURE-PAUSE @behaviour:DEL-ON-FAILURE-REARM @behaviour:DEL-FAILED-CLEANUP @behaviour:PH-TERMINAL
   Scenario: DeletionOnFailureGracePeriod runs out by itself and the resources are deleted
     # The pods are deleted by the first pass after the 20 s pause; half the pause (10 s) or
     # twice it (40 s) falls outside the window. The pause restarts after each deletion pass
-    # (spec §11.1 item 4), so ResourcesDeployed may turn False only after a second pause.
+    # (DEL-ON-FAILURE-REARM), so ResourcesDeployed may turn False only after a second pause.
     Given an AppWrapper "inspected" wrapping a Pod
     And it has the annotations:
       | failureGracePeriodDuration           | 0s  |
@@ -195,8 +200,9 @@ Feature: Deletion of the wrapped resources
       """
     And the ClusterQueue has 0 admitted workloads within 30 seconds
 
+  @behaviour:DEL-SUCCESS-TTL @behaviour:PH-TERMINAL
   Scenario: SuccessTTL deletes a succeeded workload's resources
-    # The TTL is measured from deployment (spec §3.8, §11.1 item 1), not from success: the pod
+    # The TTL is measured from deployment (DEL-SUCCESS-TTL), not from success: the pod
     # succeeds about 22 s after deployment, between half the TTL of 40 s and the whole of it,
     # so a TTL measured from success would end at about 62 s and half the TTL would delete
     # at success. Deletion takes passes 5 s apart: the Job goes in the first, its pod (removed
@@ -221,6 +227,7 @@ Feature: Deletion of the wrapped resources
     And no pod of it remains
     And no wrapped object of it remains
 
+  @behaviour:DEL-NOTHING-LEFT @behaviour:DEL-DELETING-CONDITION @behaviour:DEL-SUCCESS-TTL @behaviour:PH-TERMINAL
   Scenario: ResourcesDeployed stays True after the SuccessTTL while a succeeded pod is kept
     # A pod that succeeded cannot hang in termination (the API server removes it at once), so
     # a finalizer keeps it; the controller must wait for it however long it takes.
@@ -261,6 +268,7 @@ Feature: Deletion of the wrapped resources
       """
     And no pod of it remains
 
+  @behaviour:PH-TERMINATING @behaviour:DEL-FINALIZER-LAST
   Scenario: Deleting a running AppWrapper passes through Terminating and removes its finalizer last
     Given an AppWrapper "doomed" wrapping a Pod
     And its pods hang on deletion

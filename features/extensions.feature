@@ -4,6 +4,7 @@ Feature: Beyond the reference operator
   specified here, tagged @extension. `--controller reference` skips these scenarios, and says
   so; every other scenario holds for both.
 
+  @behaviour:FT-WATCH-PODS
   Scenario: A failed pod is noticed at once, not at the next periodic re-examination
     # We watch every labelled pod; the reference reconciles on pod success only and finds a
     # failed pod at its next re-examination, up to the detection period later.
@@ -16,8 +17,9 @@ Feature: Beyond the reference operator
     And its PodsReady condition is True within 30 seconds
     When its pods fail with exit code 1
     Then it reaches phase Resetting within 15 seconds
-    And its Unhealthy condition is True with reason FoundFailedPods
+    And the monitor saw its Unhealthy condition True with reason FoundFailedPods
 
+  @behaviour:FT-WATCH-COMPONENTS
   Scenario: A deleted component is noticed at once
     # We watch the wrapped objects we create; the reference does not, and finds a missing
     # component at its next re-examination.
@@ -30,6 +32,7 @@ Feature: Beyond the reference operator
     Then it reaches phase Failed within 15 seconds
     And its Unhealthy condition is True with reason MissingComponent
 
+  @behaviour:DEL-NOT-OWNED @behaviour:COMP-NAME-TAKEN
   Scenario: An object the AppWrapper does not own is never deleted
     # A component whose name is taken by an object the AppWrapper does not control fails the
     # workload (as in the reference). The reference then deletes that object while undeploying
@@ -55,6 +58,7 @@ Feature: Beyond the reference operator
     And the Pod "taken" keeps existing for 5 seconds
 
   @serial @own-controller
+  @behaviour:DEL-UNSERVED-KIND
   Scenario: Deleting a workload whose component's kind is no longer served finishes
     # An object of a kind the API server does not serve cannot exist. The reference retries
     # the deletion of such a component forever, so its AppWrapper stays Terminating. We take
@@ -91,6 +95,7 @@ Feature: Beyond the reference operator
     And no pod of it remains
 
   @gpu
+  @behaviour:FT-AUTOPILOT-AT-ONCE @behaviour:FT-AUTOPILOT-RESET
   Scenario: A node that Autopilot marks for eviction is noticed at once
     # The reference notices an EVICT label at its next periodic re-examination of the
     # AppWrapper (60 s, so "Fault tolerance" allows 90 s); we look at the AppWrappers with pods
@@ -102,5 +107,5 @@ Feature: Beyond the reference operator
     Then 1 pod of it is Running within 60 seconds
     When the node of its pod is labelled "autopilot.ibm.com/gpuhealth=EVICT"
     Then it reaches phase Resetting within 10 seconds
-    And its Unhealthy condition is True with reason AutopilotNoExecute
+    And the monitor saw its Unhealthy condition True with reason AutopilotNoExecute
     And its resettingCount is 0

@@ -1,14 +1,15 @@
 Feature: Fault tolerance
   How the controller detects an unhealthy workload, when it resets it and when it gives up
-  (spec §2.3.4, §2.5, §3). Grace periods are set per AppWrapper with the
+  (the fault-tolerance area of spec/behaviours.yaml). Grace periods are set per AppWrapper with the
   `workload.codeflare.dev.appwrapper/...` annotations; the suite's controller clamps them to 30s
   (GracePeriodMaximum).
 
   A grace period is bounded on both sides, from the condition timestamps: what it delays must
   not come before the period is over, nor long after. The reference operator is not told of a
   pod that fails: it looks again every 5 s while PodsReady is False and every 60 s while it is
-  True (spec §2.0, §2.7), so a failure may be found up to 60 s late.
+  True (FT-DETECTION-PERIOD), so a failure may be found up to 60 s late.
 
+  @behaviour:FT-FAILED-PODS @behaviour:OBS-EVENT-UNHEALTHY @behaviour:CFG-OVERRIDES
   Scenario: Failed pods reset the workload once the failure grace period is over
     Given an AppWrapper "fails" wrapping a Pod
     And it has the annotations:
@@ -23,12 +24,13 @@ Feature: Fault tolerance
     And it has an event Unhealthy containing "1 failed pods" within 30 seconds
 
   # Which of the admission and warmup grace periods applies depends on how many of the expected
-  # pods exist (spec §2.3.4 step 10): fewer than expected, the admission period; all of them,
+  # pods exist (FT-ADMISSION-GRACE, FT-WARMUP-GRACE): fewer than expected, the admission period; all of them,
   # the warmup period. In each scenario the period that applies is the longer one, 20 s, and
   # the other is 5 s, so that a controller using the shorter of the two, or the wrong one,
-  # resets at about 5 s. A controller re-examines an unready workload every 5 s (spec §2.7),
+  # resets at about 5 s. A controller re-examines an unready workload every 5 s (FT-DETECTION-PERIOD),
   # so the reset comes between 20 and 25 s; 30 s leaves room for a busy API server. A
   # controller applying half the period (10 s) or twice it (40 s) falls outside.
+  @behaviour:FT-ADMISSION-GRACE
   Scenario: Pods that are not created within the admission grace period reset the workload
     Given the namespace allows no pods
     And an AppWrapper "nopods" wrapping a Job with 2 pods
@@ -51,6 +53,7 @@ Feature: Fault tolerance
           message: 0 pods pending; 0 pods running; 0 pods succeeded
       """
 
+  @behaviour:FT-ADMISSION-GRACE
   Scenario: Some pods created and running is still the admission grace period, not the warmup
     # The quota lets one of the two pods be created; the one that exists runs.
     Given the namespace allows only 1 pod
@@ -74,6 +77,7 @@ Feature: Fault tolerance
           message: 0 pods pending; 1 pods running; 0 pods succeeded
       """
 
+  @behaviour:FT-WARMUP-GRACE
   Scenario: Pods that do not run within the warmup grace period reset the workload
     Given an AppWrapper "slow" wrapping a Job with 2 pods
     And its pods stay pending
@@ -97,6 +101,7 @@ Feature: Fault tolerance
           message: 2 pods pending; 0 pods running; 0 pods succeeded
       """
 
+  @behaviour:FT-MISSING-COMPONENT @behaviour:DEL-FAILED-CLEANUP
   Scenario: A missing component fails the workload without a retry
     Given an AppWrapper "missing" wrapping a Job with 1 pod
     When it is submitted to the LocalQueue
@@ -117,6 +122,7 @@ Feature: Fault tolerance
       """
     And no pod of it remains
 
+  @behaviour:FT-MISSING-COMPONENT @behaviour:FT-DETECTION-PERIOD @behaviour:DEL-FAILED-CLEANUP
   Scenario Outline: A missing <kind> fails the workload without a retry
     # Upstream e2e "Deleting a Running Component yields a failed AppWrapper". Wrapped objects
     # are not watched: the periodic check of a ready workload (every 60 s) finds it.
@@ -144,6 +150,7 @@ Feature: Fault tolerance
       | Deployment  |
       | StatefulSet |
 
+  @behaviour:FT-RETRY-LIMIT @behaviour:DEL-FAILED-CLEANUP @behaviour:DEL-NOTHING-LEFT @behaviour:DEL-FORCEFUL @behaviour:KQ-QUOTA-UNTIL-GONE
   Scenario: With retryLimit 0 the first failure fails the workload, which keeps its quota until its resources are gone
     # Upstream controller test "A Pod Failure leads to a failed AppWrapper" (retry limit 0):
     # Failed at once, ResourcesDeployed and QuotaReserved True until the deletion completed.
@@ -178,8 +185,9 @@ Feature: Fault tolerance
     And no pod of it remains
     And the ClusterQueue has 0 admitted workloads within 30 seconds
 
+  @behaviour:FT-FAILED-COMPONENT
   Scenario: A Job that failed resets the workload without waiting for the failure grace period
-    # A failed component has no grace period (spec §2.3.4 step 4). The Job fails by its
+    # A failed component has no grace period (FT-FAILED-COMPONENT). The Job fails by its
     # deadline, and the Job controller deletes its pod rather than failing it, so no failed pod
     # can make a controller wait out the failure grace period legitimately. Unhealthy becomes
     # True in the reconcile that resets: Resetting comes at once, and lasts the 30 s retry
@@ -201,9 +209,10 @@ Feature: Fault tolerance
         - {type: Unhealthy, status: "True", reason: FailedComponent, message: Found 1 failed components}
       """
 
+  @behaviour:FT-FAILED-COMPONENT @behaviour:FT-RETRY-LIMIT
   Scenario: A Job that failed with retryLimit 0 fails the workload without waiting
     # As above, with no retry left: the same reconcile that finds the failed component fails
-    # the workload (spec §2.3.4 step 4, §2.5).
+    # the workload (FT-FAILED-COMPONENT, FT-RETRY-LIMIT).
     Given an AppWrapper "jobfailsonce" wrapping a Job with 1 pod and activeDeadlineSeconds 5
     And it has the annotations:
       | failureGracePeriodDuration   | 1h |
@@ -216,6 +225,7 @@ Feature: Fault tolerance
     And its resettingCount is 0
     And its Unhealthy condition is True with reason FailedComponent
 
+  @behaviour:FT-RETRY-PAUSE @behaviour:KQ-QUOTA-UNTIL-GONE
   Scenario: The retry pause keeps the quota
     Given an AppWrapper "pausing" wrapping a Pod
     And it has the annotations:
@@ -237,10 +247,11 @@ Feature: Fault tolerance
         - {type: QuotaReserved, status: "True"}
         - {type: Admitted, status: "True"}
       """
-    # The pause is measured from when Unhealthy became True (spec §2.3.6).
+    # The pause is measured from when Unhealthy became True (FT-RETRY-PAUSE).
     And it reaches phase Running between 20 and 30 seconds after it became Unhealthy
     And its resettingCount is 1
 
+  @behaviour:FT-RETRY-LIMIT @behaviour:PH-RESET-RESUMES @behaviour:DEL-FAILED-CLEANUP @behaviour:KQ-FINISHED
   Scenario: Exceeding the retry limit fails the workload, deletes everything and releases the quota
     Given an AppWrapper "hopeless" wrapping a Pod
     And its pods fail with exit code 1 after 1 second
@@ -269,6 +280,7 @@ Feature: Fault tolerance
         - {type: Finished, status: "True"}
       """
 
+  @behaviour:FT-SUSPEND-KEEPS-COUNT @behaviour:KQ-PREEMPTION
   Scenario: Kueue suspends a workload during its retry pause, and admits it again later
     Given an AppWrapper "interrupted" wrapping a Pod
     And it has the annotations:
@@ -293,6 +305,7 @@ Feature: Fault tolerance
     Then it reaches phase Running within 60 seconds
     And its resettingCount is 1
 
+  @behaviour:FT-EXIT-TERMINAL @behaviour:FT-EXIT-RETRYABLE
   Scenario Outline: Exit code <code> with <list> "<codes>" is <verdict>
     Given an AppWrapper "exits" wrapping a Pod
     And it has the annotations:
@@ -312,6 +325,7 @@ Feature: Fault tolerance
       | retryableExitCodes | 10,11 | 11   | retryable | Resetting | 1     |
       | retryableExitCodes | 10,11 | 3    | terminal  | Failed    | 0     |
 
+  @behaviour:FT-GRACE-CLAMP @behaviour:CFG-OVERRIDES
   Scenario: GracePeriodMaximum clamps a longer grace period
     Given an AppWrapper "clamped" wrapping a Pod
     And it has the annotations:
@@ -331,6 +345,7 @@ Feature: Fault tolerance
     And the monitor saw it go from Running to Resetting
 
   @gpu
+  @behaviour:FT-AUTOPILOT-RESET @behaviour:FT-AUTOPILOT-AFFINITY
   Scenario: An Autopilot NoExecute node resets the workload without counting a retry
     Given an AppWrapper "gpu" wrapping a Job with 1 pod
     And its pods request 1 GPU
@@ -349,11 +364,13 @@ Feature: Fault tolerance
     When the node of its pod is labelled "autopilot.ibm.com/gpuhealth=EVICT"
     Then it reaches phase Resetting within 90 seconds
     And its resettingCount is 0
-    And its Unhealthy condition is True with reason AutopilotNoExecute
+    # The reset pause may be over before a poll lands: the watch sees the condition.
+    And the monitor saw its Unhealthy condition True with reason AutopilotNoExecute
     And it reaches phase Running within 60 seconds
     And its pods run on another node within 60 seconds
     And its resettingCount is 0
 
+  @behaviour:FT-MISSING-COMPONENT
   Scenario: A NoExecute taint that evicts a wrapped Pod fails the workload: a component is missing
     Given an AppWrapper "evicted" wrapping a Pod
     And it has a node of its own
@@ -364,6 +381,7 @@ Feature: Fault tolerance
     And its Unhealthy condition is True with reason MissingComponent
     And its resettingCount is 0
 
+  @behaviour:FT-NODE-NOT-READY
   Scenario: A node that becomes NotReady does not by itself disturb a running workload
     Given an AppWrapper "steady" wrapping a Job with 1 pod
     And it has a node of its own

@@ -1,8 +1,9 @@
 Feature: Working with Kueue
   Kueue decides when an AppWrapper runs (it flips spec.suspend); the controller decides how.
   Kueue reads QuotaReserved as "active": it must stay True until every resource is gone
-  (spec §1.7).
+  (KQ-QUOTA-UNTIL-GONE).
 
+  @behaviour:KQ-POD-SET-INFOS @behaviour:COMP-OWNED @behaviour:COMP-POD-LABEL
   Scenario: Admission fills podSetInfos, and the controller puts them into the pods
     Given an AppWrapper "placed" wrapping a Job with 2 pods
     When it is submitted to the LocalQueue
@@ -37,6 +38,7 @@ Feature: Working with Kueue
         - {kind: AppWrapper, name: placed, controller: true, blockOwnerDeletion: true}
       """
 
+  @behaviour:KQ-PREEMPTION @behaviour:PH-SUSPEND
   Scenario: A higher-priority workload preempts a running one, which resumes when room is back
     Given the ClusterQueue has a quota of 1 CPU
     And the ClusterQueue preempts lower-priority workloads
@@ -69,6 +71,7 @@ Feature: Working with Kueue
     And the monitor saw it go from Suspended to Resuming
     And its resettingCount is 0
 
+  @behaviour:KQ-QUOTA-UNTIL-GONE @behaviour:DEL-FORCEFUL
   Scenario: The quota of a preempted workload is released only after its resources are gone
     Given the ClusterQueue has a quota of 1 CPU
     And the ClusterQueue preempts lower-priority workloads
@@ -99,6 +102,7 @@ Feature: Working with Kueue
     And no pod of it remains
     And the AppWrapper "high" reaches phase Running within 60 seconds
 
+  @behaviour:KQ-POD-SET-INFOS
   Scenario: Two components placed on two ResourceFlavors each get their own podSetInfos
     # Each flavor has room for one of the two podSets, so Kueue puts the first on the first
     # flavor and the second on the other; each component's pods get that flavor's node labels.
@@ -135,10 +139,11 @@ Feature: Working with Kueue
         nodeName: kwok-node-1
       """
 
+  @behaviour:KQ-ONE-WORKLOAD @behaviour:KQ-FINISHED
   Scenario: An AppWrapper has exactly one Workload, which is finished once the AppWrapper succeeded
     # Its wrapped Jobs carry the queue-name label, so Kueue would queue each as a workload of
     # its own, unless the AppWrapper owns it as its controller (upstream e2e "Recognition of
-    # Child Jobs"; spec §1.7, §4.4).
+    # Child Jobs"; KQ-ONE-WORKLOAD).
     Given an AppWrapper "single" with the components:
       """
       - template:
@@ -187,6 +192,7 @@ Feature: Working with Kueue
     And the ClusterQueue has 0 admitted workloads within 30 seconds
 
   @serial @kueue-upgrade
+  @behaviour:KQ-UPGRADE @behaviour:KQ-ONE-WORKLOAD
   Scenario: An in-place Kueue upgrade with work in flight loses, duplicates and double-counts nothing
     # The run starts Kueue at the release the upgrade starts from (--kueue-upgrade-from, by
     # default the pinned release before the Kueue under test) and runs this scenario before any
@@ -227,7 +233,9 @@ Feature: Working with Kueue
         conditions:
         - {type: QuotaReserved, status: "False"}
       """
-    And it is in phase Suspended
+    # Kueue makes the Workload and the controller its first status on their own: either may
+    # come first.
+    And it reaches phase Suspended within 30 seconds
     When the AppWrapper "deleting" is submitted to the LocalQueue
     Then 1 pod of it is Running within 60 seconds
     When it is deleted

@@ -1,5 +1,5 @@
 Feature: Phases
-  Every edge of the AppWrapper phase diagram (spec §2.6), each taken in a scenario of its own.
+  Every edge of the AppWrapper phase diagram (PH-EDGES), each taken in a scenario of its own.
   The invariant monitor checks every observed change against the diagram and the conditions of
   every phase; each scenario ends by asking it whether it saw the edge.
 
@@ -7,6 +7,7 @@ Feature: Phases
   failure 5s, retry pause 2s, retry limit 3, forceful deletion 15s, ceiling 30s); scenarios set
   the annotations they rely on.
 
+  @behaviour:PH-NEW-SUSPENDED @behaviour:PH-SUSPENDED-WAITS @behaviour:COMP-EFFECTIVE-PODSETS @behaviour:COMP-INFER-BUILT-IN
   Scenario: Empty → Suspended: a new AppWrapper waits for Kueue's admission
     Given an AppWrapper "big" wrapping a Job with 1 pod
     And its pods request 100 CPU
@@ -31,6 +32,7 @@ Feature: Phases
               replicas: 1
       """
 
+  @behaviour:PH-RESUME @behaviour:PH-CREATE-RETRY @behaviour:COMP-CREATE-ERRORED
   Scenario: Suspended → Resuming: admission sets the conditions and the finalizer
     Given the namespace allows no pods
     And an AppWrapper "held" wrapping a Pod
@@ -56,6 +58,7 @@ Feature: Phases
           - {type: ResourcesDeployed, status: "False", reason: ComponentCreationErrored}
       """
 
+  @behaviour:PH-RUNNING @behaviour:PH-PODS-READY @behaviour:COMP-INFER-BUILT-IN @behaviour:COMP-EXPECTED-PODS
   Scenario: Resuming → Running: once admitted, its components are created
     Given an AppWrapper "mixed" wrapping a Pod and a Job with 2 pods and a Deployment with 2 replicas and a StatefulSet with 2 replicas
     When it is submitted to the LocalQueue
@@ -78,6 +81,7 @@ Feature: Phases
           - {kind: StatefulSet, apiVersion: apps/v1, name: mixed-statefulset-3}
       """
 
+  @behaviour:PH-SUSPEND
   Scenario: Resuming → Suspending: Kueue evicts a workload whose components cannot be created yet
     Given the namespace allows no pods
     And an AppWrapper "held" wrapping a Pod
@@ -90,6 +94,7 @@ Feature: Phases
     And the monitor saw it go from Suspending to Suspended
     And its QuotaReserved condition is False with reason Suspended
 
+  @behaviour:PH-CREATE-FATAL @behaviour:COMP-LABEL-CONFLICT @behaviour:DEL-FAILED-CLEANUP
   Scenario: Resuming → Failed: a component that can never be created fails at once
     # Its pod template claims another AppWrapper's label, which the controller must not
     # overwrite; the admission webhook lets this through (a component in another namespace it
@@ -114,7 +119,7 @@ Feature: Phases
     Then it reaches phase Failed within 30 seconds
     And the monitor saw it go from Resuming to Failed
     And its resettingCount is 0
-    # Failed comes first; the resources are deleted after it, in passes 5 s apart (spec §4.7).
+    # Failed comes first; the resources are deleted after it, in passes 5 s apart (DEL-PASSES).
     And it matches within 30 seconds:
       """
       status:
@@ -127,11 +132,12 @@ Feature: Phases
         - {type: QuotaReserved, status: "False", reason: Failed}
       """
 
-  # How a create error is classified (spec §4.6): Invalid (422) and a kind the API server does
+  # How a create error is classified (PH-CREATE-FATAL, PH-CREATE-RETRY): Invalid (422) and a kind the API server does
   # not serve are fatal, and fail the workload at once; anything else is retried every second
   # until the admission grace period is over. The quota refusal of a component is retryable.
   # A controller that retried a fatal error would be Unhealthy 30 s after deployment at the
   # earliest; the 20 s allowed from creation leave room for Kueue's admission on a busy stand.
+  @behaviour:PH-CREATE-FATAL
   Scenario: Resuming → Failed: a component the API server refuses as invalid fails at once
     Given an AppWrapper "invalid" with the components:
       """
@@ -167,6 +173,7 @@ Feature: Phases
       """
     And no pod of it remains
 
+  @behaviour:PH-CREATE-FATAL
   Scenario: Resuming → Failed: a kind the API server does not serve fails at once
     Given an AppWrapper "unserved" with the components:
       """
@@ -192,6 +199,7 @@ Feature: Phases
     And its Unhealthy condition is True with reason CreateFailed
     And no pod of it remains
 
+  @behaviour:PH-CREATE-RETRY
   Scenario: Resuming → Resetting: creation keeps failing past the admission grace period
     Given the namespace allows no pods
     And an AppWrapper "blocked" wrapping a Pod
@@ -203,11 +211,12 @@ Feature: Phases
     And it reaches phase Resetting between 20 and 27 seconds after it was deployed
     And the monitor saw it go from Resuming to Resetting
     And its resettingCount is 1
-    And its Unhealthy condition is True with reason CreateFailed
+    And the monitor saw its Unhealthy condition True with reason CreateFailed
     And it became Unhealthy between 20 and 27 seconds after it was deployed
 
-  # PodsReady is cleared with reason Suspended only if it was True (spec §2.3.5), so the
+  # PodsReady is cleared with reason Suspended only if it was True (PH-SUSPEND), so the
   # scenario first waits for the pods to be ready.
+  @behaviour:PH-SUSPEND
   Scenario: Running → Suspending: Kueue suspends a running workload
     Given an AppWrapper "evicted" wrapping a Job with 2 pods
     When it is submitted to the LocalQueue
@@ -228,6 +237,7 @@ Feature: Phases
         - {type: PodsReady, status: "False", reason: Suspended}
       """
 
+  @behaviour:PH-SUCCEEDED
   Scenario: Running → Succeeded: every pod succeeded
     Given an AppWrapper "done" wrapping a Job with 1 pod
     And its pods succeed after 2 seconds
@@ -245,6 +255,7 @@ Feature: Phases
         - {type: ResourcesDeployed, status: "True", reason: Succeeded}
       """
 
+  @behaviour:PH-SUCCESS-NEEDS-EVERY-POD @behaviour:PH-SUCCEEDED @behaviour:PH-PODS-READY
   Scenario: Running stays Running while one pod has succeeded and another still runs
     # Upstream controller test "Happy Path Lifecycle": success needs every pod done.
     Given an AppWrapper "half" wrapping a Pod and a Pod
@@ -272,6 +283,7 @@ Feature: Phases
           message: 2 pods succeeded and no running, pending, or failed pods
       """
 
+  @behaviour:FT-MISSING-COMPONENT
   Scenario: Running → Failed: a wrapped object disappears
     Given an AppWrapper "lost" wrapping a Pod
     When it is submitted to the LocalQueue
@@ -282,6 +294,7 @@ Feature: Phases
     And its resettingCount is 0
     And its Unhealthy condition is True with reason MissingComponent
 
+  @behaviour:FT-FAILED-PODS
   Scenario: Running → Resetting: a pod failed and the failure grace period is over
     Given an AppWrapper "flaky" wrapping a Pod
     And it has the annotations:
@@ -293,8 +306,9 @@ Feature: Phases
     Then it reaches phase Resetting within the detection period
     And the monitor saw it go from Running to Resetting
     And its resettingCount is 1
-    And its Unhealthy condition is True with reason FoundFailedPods
+    And the monitor saw its Unhealthy condition True with reason FoundFailedPods
 
+  @behaviour:PH-RESET-RESUMES
   Scenario: Resetting → Resuming: after the retry pause the workload is deployed again
     Given an AppWrapper "again" wrapping a Pod
     And it has the annotations:
@@ -309,6 +323,7 @@ Feature: Phases
     And its resettingCount is 1
     And 1 pod of it is Running within 30 seconds
 
+  @behaviour:PH-SUSPEND @behaviour:FT-SUSPEND-KEEPS-COUNT
   Scenario: Resetting → Suspending: Kueue suspends a workload during its retry pause
     Given an AppWrapper "paused" wrapping a Pod
     And it has the annotations:
@@ -323,6 +338,7 @@ Feature: Phases
     And the monitor saw it go from Resetting to Suspending
     And its resettingCount is 1
 
+  @behaviour:PH-SUSPEND @behaviour:DEL-FORCEFUL
   Scenario: Suspending → Suspended: pods that hang in termination are deleted forcefully
     Given an AppWrapper "stuck" wrapping a Job with 2 pods
     And its pods hang on deletion
@@ -336,6 +352,7 @@ Feature: Phases
     And the monitor saw it go from Suspending to Suspended
     And no pod of it remains
 
+  @behaviour:PH-TERMINATING
   Scenario: Resuming → Terminating: deleted while a component cannot be created
     Given the namespace allows no Jobs
     And an AppWrapper "half" wrapping a Pod and a Job with 1 pod
@@ -348,6 +365,7 @@ Feature: Phases
     And the monitor saw it go from Resuming to Terminating
     And no pod of it remains
 
+  @behaviour:PH-TERMINATING
   Scenario: Running → Terminating: a running AppWrapper is deleted
     Given an AppWrapper "deleted" wrapping a Job with 1 pod
     When it is submitted to the LocalQueue
@@ -357,6 +375,7 @@ Feature: Phases
     And the monitor saw it go from Running to Terminating
     And no pod of it remains
 
+  @behaviour:PH-TERMINATING
   Scenario: Resetting → Terminating: deleted while its resources are being reset
     Given an AppWrapper "resetting" wrapping a Pod and a Pod
     And its pods hang on deletion
@@ -372,6 +391,7 @@ Feature: Phases
     And the monitor saw it go from Resetting to Terminating
     And no pod of it remains
 
+  @behaviour:PH-TERMINATING
   Scenario: Suspending → Terminating: deleted while its pods hang in termination
     Given an AppWrapper "suspending" wrapping a Job with 1 pod
     And its pods hang on deletion
@@ -386,6 +406,7 @@ Feature: Phases
     And the monitor saw it go from Suspending to Terminating
     And no pod of it remains
 
+  @behaviour:PH-TERMINATING @behaviour:FT-EXIT-TERMINAL
   Scenario: Failed → Terminating: a failed AppWrapper that keeps its resources is deleted
     Given an AppWrapper "kept" wrapping a Pod
     And it has the annotations:
@@ -402,6 +423,7 @@ Feature: Phases
     And the monitor saw it go from Failed to Terminating
     And no pod of it remains
 
+  @behaviour:PH-TERMINATING
   Scenario: Succeeded → Terminating: a succeeded AppWrapper is deleted before its TTL
     Given an AppWrapper "finished" wrapping a Job with 1 pod
     And its pods succeed after 1 second

@@ -13,6 +13,7 @@ Feature: Restart safety
   with SIGKILL; in the cluster its pod is deleted with grace period 0; the embedded
   controller's task is aborted (reconciles in flight are dropped unfinished).
 
+  @behaviour:RS-STATUS-IS-STATE @behaviour:RS-CATCH-UP
   Scenario: Killed while Running, it finds the pods that succeeded meanwhile
     Given an AppWrapper "running" wrapping a Job with 1 pod
     When it is submitted to the LocalQueue
@@ -25,6 +26,7 @@ Feature: Restart safety
     Then it reaches phase Succeeded within 30 seconds
     And its resettingCount is 0
 
+  @behaviour:RS-STATUS-IS-STATE @behaviour:RS-COUNT-ONCE
   Scenario: Killed while Resetting, it resumes without counting the retry twice
     Given an AppWrapper "resetting" wrapping a Pod
     And it has the annotations:
@@ -41,6 +43,7 @@ Feature: Restart safety
     And its resettingCount is 1
     And 1 pod of it is Running within 30 seconds
 
+  @behaviour:RS-STATUS-IS-STATE
   Scenario: Killed while Resuming, it creates the components when it comes back
     Given the namespace allows no pods
     And an AppWrapper "resuming" wrapping a Pod
@@ -55,6 +58,7 @@ Feature: Restart safety
     And its resettingCount is 0
     And 1 pod of it is Running within 30 seconds
 
+  @behaviour:RS-STATUS-IS-STATE
   Scenario: Killed while Suspending, it finishes the deletion when it comes back
     Given an AppWrapper "suspending" wrapping a Job with 2 pods
     And its pods hang on deletion
@@ -70,6 +74,7 @@ Feature: Restart safety
     And no pod of it remains
     And its resettingCount is 0
 
+  @behaviour:RS-CATCH-UP
   Scenario: An AppWrapper admitted while the controller is down runs when it comes back
     Given the controller is stopped
     And an AppWrapper "late" wrapping a Job with 1 pod
@@ -86,12 +91,13 @@ Feature: Restart safety
     And 1 pod of it is Running within 30 seconds
 
   # A timer that runs across a restart is measured from a condition's lastTransitionTime kept in
-  # the status (seed 003). In each scenario below the controller is down for long enough that
+  # the status (RS-TIMERS-FROM-STATUS). In each scenario below the controller is down for long enough that
   # a controller which started the timer again from zero when it came back, or treated the lost
   # timer as expired, lands outside the window that the original deadline gives.
 
+  @behaviour:RS-TIMERS-FROM-STATUS @behaviour:FT-RETRY-PAUSE
   Scenario: A restarted controller waits only for what is left of the retry pause
-    # The pause runs from the reset (Unhealthy's lastTransitionTime, spec §2.3.6). The
+    # The pause runs from the reset (Unhealthy's lastTransitionTime, FT-RETRY-PAUSE). The
     # controller is back about 13 s into the 20 s pause: the workload resumes at about 20 s,
     # not at once (13 s) nor 20 s after the restart (33 s).
     Given an AppWrapper "paused" wrapping a Pod
@@ -108,9 +114,10 @@ Feature: Restart safety
     Then it reaches phase Running between 20 and 30 seconds after it became Unhealthy
     And its resettingCount is 1
 
+  @behaviour:RS-TIMERS-FROM-STATUS @behaviour:DEL-FORCEFUL
   Scenario: A restarted controller forces the deletion when the original grace period ends
-    # The forceful-deletion grace period runs from DeletingResources' lastTransitionTime (spec
-    # §4.7). The controller is back about 19 s into the 25 s period: the pods are forced at
+    # The forceful-deletion grace period runs from DeletingResources' lastTransitionTime (DEL-FORCEFUL).
+    # The controller is back about 19 s into the 25 s period: the pods are forced at
     # 25 to 30 s (a pass every 5 s), not at once (19 s) nor 25 s after the restart (44 s).
     # The period starts only once DeletingResources is True, which may be a write after the
     # one that entered Suspending.
@@ -128,6 +135,7 @@ Feature: Restart safety
     Then its pods are gone between 25 and 35 seconds after it began deleting
     And it reaches phase Suspended within 15 seconds
 
+  @behaviour:RS-TIMERS-FROM-STATUS @behaviour:RS-COUNT-ONCE
   Scenario: A restarted controller forces a reset's deletion when the original grace period ends
     Given an AppWrapper "stuckreset" wrapping a Pod and a Pod
     And its pods hang on deletion
@@ -145,6 +153,7 @@ Feature: Restart safety
     Then its pods are gone between 25 and 35 seconds after it began deleting
     And its resettingCount is 1
 
+  @behaviour:RS-TIMERS-FROM-STATUS
   Scenario: A restarted controller forces a failed workload's deletion when the original grace period ends
     Given an AppWrapper "stuckfailed" wrapping a Pod and a Pod
     And its pods hang on deletion
@@ -162,6 +171,7 @@ Feature: Restart safety
     Then its pods are gone between 25 and 35 seconds after it began deleting
     And its resettingCount is 0
 
+  @behaviour:RS-TIMERS-FROM-STATUS @behaviour:PH-TERMINATING
   Scenario: Killed while Terminating, it finishes the deletion when the original grace period ends
     Given an AppWrapper "leaving" wrapping a Job with 1 pod
     And its pods hang on deletion
@@ -177,8 +187,9 @@ Feature: Restart safety
     Then its pods are gone between 25 and 35 seconds after it began deleting
     And it is gone within 30 seconds
 
+  @behaviour:RS-TIMERS-FROM-STATUS @behaviour:FT-FAILED-PODS
   Scenario: A restarted controller waits only for what is left of the failure grace period
-    # The failure grace period runs from Unhealthy's lastTransitionTime (spec §2.3.4 step 6).
+    # The failure grace period runs from Unhealthy's lastTransitionTime (FT-FAILED-PODS).
     Given an AppWrapper "graceful" wrapping a Pod
     And it has the annotations:
       | failureGracePeriodDuration | 25s |
@@ -193,9 +204,10 @@ Feature: Restart safety
     Then it reaches phase Resetting between 25 and 33 seconds after it became Unhealthy
     And its resettingCount is 1
 
+  @behaviour:RS-TIMERS-FROM-STATUS @behaviour:FT-ADMISSION-GRACE
   Scenario: A restarted controller waits only for what is left of the admission grace period
     # Fewer pods than expected exist (one of two): the admission grace period applies, from the
-    # deployment time (ResourcesDeployed's lastTransitionTime, spec §2.3.4 step 10).
+    # deployment time (ResourcesDeployed's lastTransitionTime, FT-ADMISSION-GRACE).
     Given the namespace allows only 1 pod
     And an AppWrapper "unadmitted" wrapping a Job with 2 pods
     And it has the annotations:
@@ -208,8 +220,9 @@ Feature: Restart safety
     Then it stays Running for 14 seconds
     When the controller is started again
     Then it reaches phase Resetting between 25 and 33 seconds after it was deployed
-    And its Unhealthy condition is True with reason InsufficientPodsReady
+    And the monitor saw its Unhealthy condition True with reason InsufficientPodsReady
 
+  @behaviour:RS-TIMERS-FROM-STATUS @behaviour:FT-WARMUP-GRACE
   Scenario: A restarted controller waits only for what is left of the warmup grace period
     Given an AppWrapper "warming" wrapping a Job with 2 pods
     And its pods stay pending
@@ -223,11 +236,12 @@ Feature: Restart safety
     Then it stays Running for 14 seconds
     When the controller is started again
     Then it reaches phase Resetting between 25 and 33 seconds after it was deployed
-    And its Unhealthy condition is True with reason InsufficientPodsReady
+    And the monitor saw its Unhealthy condition True with reason InsufficientPodsReady
 
+  @behaviour:RS-TIMERS-FROM-STATUS @behaviour:DEL-ON-FAILURE-PAUSE
   Scenario: A restarted controller waits only for what is left of the deletion-on-failure pause
     # The pause runs from DeletingResources' lastTransitionTime once it is False/DeletionPaused
-    # (spec §3.9); writing the same condition again does not move it.
+    # (DEL-ON-FAILURE-PAUSE); writing the same condition again does not move it.
     Given an AppWrapper "inspected" wrapping a Pod
     And it has the annotations:
       | failureGracePeriodDuration           | 0s  |
@@ -243,8 +257,9 @@ Feature: Restart safety
     When the controller is started again
     Then its pods are gone between 25 and 35 seconds after it paused deletion
 
+  @behaviour:RS-TIMERS-FROM-STATUS @behaviour:DEL-SUCCESS-TTL
   Scenario: A restarted controller deletes a succeeded workload when the original SuccessTTL ends
-    # The TTL runs from the deployment time (spec §3.8): 40 s, with success at about 22 s and
+    # The TTL runs from the deployment time (DEL-SUCCESS-TTL): 40 s, with success at about 22 s and
     # the controller back at about 33 s. Measured from success, or from the restart, it would
     # end at about 62 or 73 s; taken as expired, at once.
     Given an AppWrapper "ttl" wrapping a Job with 1 pod

@@ -3,8 +3,9 @@ Feature: Admission of AppWrappers
   The controller's webhooks, registered beside Kueue's, refuse an AppWrapper that breaks a
   creation rule and name the offending field; they refuse wrapping what the requesting user may
   not create; and they keep the components, the podSets, the user labels and spec.managedBy
-  unchanged once created (spec §6).
+  unchanged once created (the webhook area of spec/behaviours.yaml).
 
+  @behaviour:WH-NO-PODSPECS
   Scenario: An AppWrapper without components is refused
     Given an AppWrapper "empty" with the components:
       """
@@ -13,17 +14,20 @@ Feature: Admission of AppWrappers
     When I try to create it
     Then it is refused with "components contains no podspecs" at "spec.components"
 
+  @behaviour:WH-NO-PODSPECS
   Scenario: An AppWrapper whose only component is a Service is refused
     # Upstream e2e "There must be at least one podspec (b)".
     Given an AppWrapper "service-only" wrapping a Service
     When I try to create it
     Then it is refused with "components contains no podspecs" at "spec.components"
 
+  @behaviour:WH-AT-MOST-EIGHT
   Scenario: An AppWrapper with more than eight podspecs is refused
     Given an AppWrapper "nine" wrapping a Pod and a Pod and a Pod and a Pod and a Pod and a Pod and a Pod and a Pod and a Pod
     When I try to create it
     Then it is refused with "components contains 9 podspecs; at most 8 are allowed" at "spec.components"
 
+  @behaviour:WH-NESTED
   Scenario: An AppWrapper wrapping an AppWrapper is refused
     Given an AppWrapper "outer" with the components:
       """
@@ -36,6 +40,7 @@ Feature: Admission of AppWrappers
     When I try to create it
     Then it is refused with "Nested AppWrappers are forbidden" at "spec.components[0].template"
 
+  @behaviour:WH-OTHER-NAMESPACE
   Scenario: An AppWrapper creating an object in another namespace is refused
     Given an AppWrapper "elsewhere" with the components:
       """
@@ -49,6 +54,7 @@ Feature: Admission of AppWrappers
     When I try to create it
     Then it is refused with "AppWrappers cannot create objects in other namespaces" at "spec.components[0].template.metadata.namespace"
 
+  @behaviour:WH-PATH-REQUIRED
   Scenario: A podSet without a path is refused
     Given an AppWrapper "no-path" with the components:
       """
@@ -63,6 +69,7 @@ Feature: Admission of AppWrappers
     When I try to create it
     Then it is refused with "podspec must specify path" at "spec.components[0].podSets[0].path"
 
+  @behaviour:WH-PATH-GRAMMAR
   Scenario: A podSet path that leads nowhere is refused
     Given an AppWrapper "missing-path" with the components:
       """
@@ -82,6 +89,7 @@ Feature: Admission of AppWrappers
     When I try to create it
     Then it is refused with "path does not refer to a v1.PodSpecTemplate" at "spec.components[0].podSets[0].path"
 
+  @behaviour:WH-PATH-POD-SPEC
   Scenario: A podSet path to something that is not a pod template is refused
     Given an AppWrapper "metadata-path" with the components:
       """
@@ -101,6 +109,7 @@ Feature: Admission of AppWrappers
     When I try to create it
     Then it is refused with "does not contain a spec" at "spec.components[0].podSets[0].path"
 
+  @behaviour:WH-PATH-GRAMMAR
   Scenario: A podSet path with an index out of bounds is refused
     Given an AppWrapper "index" with the components:
       """
@@ -117,8 +126,9 @@ Feature: Admission of AppWrappers
     When I try to create it
     Then it is refused with "out of bounds index '10'" at "spec.components[0].podSets[0].path"
 
+  @behaviour:WH-PATH-GRAMMAR
   Scenario Outline: A podSet path <what> is refused
-    # Spec §5.1: the path grammar's own errors, reported under §6.3 rule 5. A webhook that read
+    # WH-PATH-GRAMMAR: the path grammar's own errors. A webhook that read
     # these paths leniently would reach a container (no pod spec) or nothing at all.
     Given an AppWrapper "bad-path" with the components:
       """
@@ -140,6 +150,7 @@ Feature: Admission of AppWrappers
       | with an unclosed bracket        | template.spec.containers[0    | at path position 'template.spec.containers' invalid array index '[0'       |
       | that does not start at template | spec.containers[0]            | first element of the path must be 'template'                               |
 
+  @behaviour:WH-FIELD-PATH @behaviour:WH-PATH-GRAMMAR
   Scenario: A refusal names the component and the podSet at fault
     # The first component is fine (and declares a podSet of its own, so that a count over all
     # components would not land on the same index); the second one's second podSet is bad.
@@ -168,6 +179,7 @@ Feature: Admission of AppWrappers
     When I try to create it
     Then it is refused with "at path position 'template.spec.second' out of bounds index '3'" at "spec.components[1].podSets[1].path"
 
+  @behaviour:WH-PATH-POD-SPEC
   Scenario: A podSet path to a template that is not a strict pod spec is refused
     Given an AppWrapper "strict" with the components:
       """
@@ -184,6 +196,7 @@ Feature: Admission of AppWrappers
     When I try to create it
     Then it is refused with "unknown field" at "spec.components[0].podSets[0].path"
 
+  @behaviour:WH-DECLARED-MATCH-INFERRED
   Scenario: Declared replicas that differ from the inferred ones are refused
     Given an AppWrapper "replicas" with the components:
       """
@@ -203,8 +216,9 @@ Feature: Admission of AppWrappers
     When I try to create it
     Then it is refused with "replica count 3 differs from inferred count 2" at "spec.components[0].podSets"
 
+  @behaviour:WH-DUPLICATE-PATH
   Scenario: Two podSets declared at the same path are refused
-    # Spec §5.5 rule 2, checked before (and without) any inference: the kind is unknown, so
+    # WH-DUPLICATE-PATH, checked before (and without) any inference: the kind is unknown, so
     # nothing else would refuse these podSets.
     Given an AppWrapper "twice" with the components:
       """
@@ -221,6 +235,7 @@ Feature: Admission of AppWrappers
     When I try to create it
     Then it is refused with "multiple DeclaredPodSets with path 'template.spec.template'" at "spec.components[0].podSets"
 
+  @behaviour:WH-INFERENCE-FAILS
   Scenario: A template whose podSets cannot be inferred is refused
     Given an AppWrapper "bad-replicas" with the components:
       """
@@ -239,6 +254,7 @@ Feature: Admission of AppWrappers
     When I try to create it
     Then it is refused with "error inferring PodSets" at "spec.components[0].template"
 
+  @behaviour:WH-USER-RBAC @behaviour:WH-USER-LABELS
   Scenario: A user may wrap only what the user may create
     Given a user "limited-user" who may create Pods but not Deployments
     And an AppWrapper "wraps-pod" wrapping a Pod
@@ -255,8 +271,9 @@ Feature: Admission of AppWrappers
     Then it is refused with "User limited-user is not authorized to create deployments" at "spec.components[0].template"
 
   @serial
+  @behaviour:WH-DEFAULT-QUEUE
   Scenario: The default queue name queues an AppWrapper that names no queue; a named queue wins
-    # Spec §6.2 step 1: with defaultQueueName configured, the mutating webhook adds the
+    # WH-DEFAULT-QUEUE: with defaultQueueName configured, the mutating webhook adds the
     # queue-name label on create unless the creator set one. The label hands the AppWrapper to
     # Kueue, which admits it through that LocalQueue; without the label it would not be Kueue's
     # and would get no Workload. The controller is restarted with the setting (and with the
@@ -304,8 +321,9 @@ Feature: Admission of AppWrappers
       """
     And it reaches phase Suspended within 30 seconds
 
+  @behaviour:WH-USER-LABELS
   Scenario: The user labels name the creator, whatever the creator wrote there
-    # Spec §6.2 step 2: the requester's sanitized name and UID overwrite the creator's values
+    # WH-USER-LABELS: the requester's sanitized name and UID overwrite the creator's values
     # (an impersonated user has no UID). An update by someone else keeps them.
     Given a user "alice@example.com" who may create Pods but not Deployments
     And an AppWrapper "claimed" defined by:
@@ -342,6 +360,7 @@ Feature: Admission of AppWrappers
           workload.codeflare.dev/userid: ""
       """
 
+  @behaviour:WH-IMMUTABLE
   Scenario Outline: <what> cannot change once the AppWrapper exists
     Given an AppWrapper "fixed" with the components:
       """

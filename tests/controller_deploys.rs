@@ -1,5 +1,5 @@
 //! Our controller deploys where the reference deploys, on a local cluster with one real
-//! kubelet node (root and the node's host packages, as `.ci/run` installs them):
+//! kubelet node (root and the node's host packages, as `ci/setup` installs them):
 //!
 //! 1. `awconf controller manifests` (without its ConfigMap) gives a Ready pod that created its
 //!    ConfigMap, filled its certificate Secret and injected the caBundle; an invalid

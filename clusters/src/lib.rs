@@ -8,6 +8,7 @@ pub mod crds;
 pub mod health;
 pub mod host;
 pub mod images;
+pub mod inotify;
 pub mod install;
 pub mod kubeconfig;
 pub mod kueue;

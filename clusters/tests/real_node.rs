@@ -355,3 +355,288 @@ async fn a_panicking_test_leaves_no_node_behind() {
         work_dir.display()
     );
 }
+
+/// The warnings logged on this thread while `f` runs, and this crate's debug messages: the
+/// teardown's account of what went wrong on the way.
+fn with_logs<T>(f: impl FnOnce() -> T) -> (T, Vec<String>) {
+    use tracing::field::{Field, Visit};
+    use tracing::span::{Attributes, Id, Record};
+    use tracing::{Event, Metadata};
+
+    struct Logged(std::sync::Arc<std::sync::Mutex<Vec<String>>>);
+    struct Message(String);
+    impl Visit for Message {
+        fn record_debug(&mut self, field: &Field, value: &dyn std::fmt::Debug) {
+            if field.name() == "message" {
+                self.0 = format!("{value:?}");
+            }
+        }
+    }
+    impl tracing::Subscriber for Logged {
+        fn enabled(&self, metadata: &Metadata<'_>) -> bool {
+            *metadata.level() <= tracing::Level::WARN
+                || (*metadata.level() <= tracing::Level::DEBUG
+                    && metadata.target().starts_with("clusters"))
+        }
+        fn new_span(&self, _: &Attributes<'_>) -> Id {
+            Id::from_u64(1)
+        }
+        fn record(&self, _: &Id, _: &Record<'_>) {}
+        fn record_follows_from(&self, _: &Id, _: &Id) {}
+        fn event(&self, event: &Event<'_>) {
+            let mut message = Message(String::new());
+            event.record(&mut message);
+            self.0.lock().unwrap().push(message.0);
+        }
+        fn enter(&self, _: &Id) {}
+        fn exit(&self, _: &Id) {}
+    }
+
+    let logged = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
+    let value = tracing::subscriber::with_default(Logged(logged.clone()), f);
+    let logged = logged.lock().unwrap().clone();
+    (value, logged)
+}
+
+/// The `ctr tasks delete` calls against `socket` running now, as (pid, task id).
+fn task_deletes(socket: &str) -> Vec<(i32, String)> {
+    let address = format!("--address={socket}");
+    procfs::process::all_processes()
+        .into_iter()
+        .flatten()
+        .flatten()
+        .filter_map(|p| {
+            let args = p.cmdline().ok()?;
+            let deletes = args.first()?.ends_with("ctr")
+                && args.contains(&address)
+                && args.windows(2).any(|w| w[0] == "tasks" && w[1] == "delete");
+            deletes.then(|| (p.pid(), args.last().cloned().unwrap_or_default()))
+        })
+        .collect()
+}
+
+/// The node's tasks, each with its process and that process's shim, from `ctr tasks ls`.
+fn tasks(work_dir: &Path) -> Vec<(String, u32, u32)> {
+    let listed = cleanup::run(
+        &cleanup::ctr(&NodePaths::new(work_dir), &["tasks", "ls"]),
+        std::time::Duration::from_secs(30),
+    )
+    .unwrap();
+    listed
+        .lines()
+        .skip(1)
+        .map(|line| {
+            let fields: Vec<&str> = line.split_whitespace().collect();
+            let pid: u32 = fields[1].parse().unwrap();
+            let shim = procfs::process::Process::new(pid as i32)
+                .unwrap()
+                .stat()
+                .unwrap()
+                .ppid as u32;
+            (fields[0].to_string(), pid, shim)
+        })
+        .collect()
+}
+
+/// The network namespace of a process, as `net:[inode]`.
+fn netns(pid: u32) -> String {
+    std::fs::read_link(format!("/proc/{pid}/ns/net"))
+        .unwrap()
+        .display()
+        .to_string()
+}
+
+/// Every network namespace a process is in or a mount holds, on the whole machine.
+fn live_netns() -> Vec<String> {
+    let mut found: Vec<String> = std::fs::read_dir("/proc")
+        .unwrap()
+        .flatten()
+        .filter_map(|e| std::fs::read_link(e.path().join("ns/net")).ok())
+        .map(|l| l.display().to_string())
+        .collect();
+    let mounts = std::fs::read_to_string("/proc/self/mountinfo").unwrap();
+    found.extend(
+        mounts
+            .lines()
+            .filter(|l| l.contains(" - nsfs "))
+            .filter_map(|l| l.split(' ').nth(3))
+            .map(str::to_string),
+    );
+    found
+}
+
+/// What the faults injected during teardown did.
+#[derive(Debug, Default)]
+struct Injected {
+    /// The task whose delete was running when its shim was killed, and the shim's pid.
+    shim_killed: Option<(String, u32)>,
+    /// The task whose delete was running when containerd was killed.
+    containerd_killed_during: Option<String>,
+}
+
+/// Watches the node's `ctr tasks delete` calls: 30 ms into the first it kills that task's
+/// shim; at the start of the next it kills containerd.
+fn inject_faults(
+    socket: String,
+    shims: std::collections::HashMap<String, u32>,
+    containerd: u32,
+    done: std::sync::Arc<std::sync::atomic::AtomicBool>,
+) -> std::thread::JoinHandle<Injected> {
+    use std::sync::atomic::Ordering;
+    std::thread::spawn(move || {
+        let mut injected = Injected::default();
+        let mut first: Option<i32> = None;
+        while !done.load(Ordering::Relaxed) {
+            for (pid, task) in task_deletes(&socket) {
+                match first {
+                    None => {
+                        first = Some(pid);
+                        std::thread::sleep(std::time::Duration::from_millis(30));
+                        if let Some(shim) = shims.get(&task) {
+                            process::signal(*shim, rustix::process::Signal::KILL);
+                            injected.shim_killed = Some((task, *shim));
+                        }
+                    }
+                    Some(first) if first != pid => {
+                        process::signal(containerd, rustix::process::Signal::KILL);
+                        injected.containerd_killed_during = Some(task);
+                        return injected;
+                    }
+                    Some(_) => {}
+                }
+            }
+            std::thread::sleep(std::time::Duration::from_millis(1));
+        }
+        injected
+    })
+}
+
+/// Stops a detached cluster if the test did not get to.
+struct DownOnDrop(Option<PathBuf>);
+
+impl Drop for DownOnDrop {
+    fn drop(&mut self) {
+        if let Some(dir) = self.0.take() {
+            let _ = clusters::providers::local::down(&dir, &clusters::toolchain::cache_dir());
+        }
+    }
+}
+
+/// issue #48: `awconf cluster down` on a real node must finish the first time even when a
+/// shim and containerd go away while it deletes the node's tasks (a shim that is gone answers
+/// `ttrpc: closed`, a containerd that is gone refuses connections): it exits 0 and nothing of
+/// the cluster is left, no process, mount, network namespace or file.
+#[tokio::test]
+async fn cluster_down_finishes_the_first_time_when_a_shim_and_containerd_die_while_tasks_are_deleted()
+ {
+    let _turn = ONE_NODE.lock().await;
+    let cluster = LocalCluster::up(LocalOptions {
+        nodes: 1,
+        real_nodes: 1,
+        detached: true,
+        ..Default::default()
+    })
+    .await
+    .unwrap_or_else(|e| panic!("the cluster with a real node did not come up: {e}"));
+    let work_dir = cluster.work_dir().to_path_buf();
+    let mut guard = DownOnDrop(Some(work_dir.clone()));
+    let client = namespace(&cluster, "teardown").await;
+    let accounts: Api<ServiceAccount> = Api::namespaced(client.clone(), "teardown");
+    eventually(30, "the default ServiceAccount", || async {
+        accounts.get_opt("default").await.ok().flatten()
+    })
+    .await;
+    let pods: Api<Pod> = Api::namespaced(client, "teardown");
+    let names = ["one", "two", "three"];
+    for name in names {
+        pods.create(
+            &PostParams::default(),
+            &pod(name, images::BUSYBOX_IMAGE, Some("sleep 600"), &[]),
+        )
+        .await
+        .unwrap();
+    }
+    for name in names {
+        eventually(60, &format!("the pod {name} to run"), || async {
+            let phase = pods.get(name).await.ok()?.status?.phase?;
+            (phase == "Running").then_some(())
+        })
+        .await;
+    }
+
+    let pids = cluster.pids();
+    let containerd = pids
+        .iter()
+        .find(|(name, _)| name == "containerd")
+        .map(|(_, pid)| *pid)
+        .unwrap();
+    let tasks = tasks(&work_dir);
+    assert_eq!(tasks.len(), 2 * names.len(), "tasks {tasks:?}");
+    let pod_netns: Vec<String> = tasks.iter().map(|(_, pid, _)| netns(*pid)).collect();
+    assert!(
+        !pod_netns.contains(&netns(std::process::id())),
+        "the pods have network namespaces of their own"
+    );
+    let mut all_pids = pids.clone();
+    all_pids.extend(
+        tasks
+            .iter()
+            .flat_map(|(id, pid, shim)| [(id.clone(), *pid), (format!("shim of {id}"), *shim)]),
+    );
+    let containers = cleanup::container_ids(&NodePaths::new(&work_dir));
+    // Detached: the processes keep running; `cluster down` stops them.
+    drop(cluster);
+
+    let done = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let faults = inject_faults(
+        NodePaths::new(&work_dir)
+            .containerd_socket()
+            .display()
+            .to_string(),
+        tasks
+            .iter()
+            .map(|(id, _, shim)| (id.clone(), *shim))
+            .collect(),
+        containerd,
+        done.clone(),
+    );
+    let dir = work_dir.clone();
+    let (down, logged) = tokio::task::spawn_blocking(move || {
+        with_logs(|| clusters::providers::local::down(&dir, &clusters::toolchain::cache_dir()))
+    })
+    .await
+    .unwrap();
+    done.store(true, std::sync::atomic::Ordering::Relaxed);
+    let injected = faults.join().unwrap();
+    eprintln!("faults injected: {injected:?}");
+    for line in &logged {
+        eprintln!("teardown logged: {line}");
+    }
+    let stopped = down.unwrap_or_else(|e| panic!("cluster down failed the first time: {e}"));
+    guard.0 = None;
+    assert!(
+        injected.containerd_killed_during.is_some(),
+        "containerd was not killed while tasks were deleted: {injected:?}"
+    );
+    eprintln!("cluster down stopped: {stopped:?}");
+
+    assert_nothing_left(&work_dir, &all_pids, &containers);
+    let live = live_netns();
+    for ns in &pod_netns {
+        assert!(
+            !live.contains(ns),
+            "the pod network namespace {ns} is still held"
+        );
+    }
+    let rules = std::process::Command::new("iptables-save")
+        .output()
+        .unwrap();
+    let rules = String::from_utf8_lossy(&rules.stdout);
+    let cni: Vec<_> = rules.lines().filter(|l| l.contains("CNI-")).collect();
+    assert!(cni.is_empty(), "CNI iptables rules left: {cni:?}");
+    assert!(
+        !work_dir.exists(),
+        "the cluster's files are left in {}",
+        work_dir.display()
+    );
+}

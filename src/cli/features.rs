@@ -6,6 +6,7 @@ use std::process::ExitCode;
 use clap::{Args, Subcommand};
 use conformance_steps::FeatureSet;
 use conformance_steps::features::{self, InvalidFeatures};
+use conformance_steps::spec;
 
 #[derive(Subcommand)]
 pub enum FeaturesCommand {
@@ -17,8 +18,10 @@ pub enum FeaturesCommand {
         /// Where to write them; created if need be.
         dir: PathBuf,
     },
-    /// Parse the features and check every step against the step definitions, as `awconf run`
-    /// does before it starts anything.
+    /// Parse the features and check every step against the step definitions and every
+    /// `@behaviour:ID` tag against the specification, as `awconf run` does before it starts
+    /// anything; with the built-in features, also that every behaviour is checked by a
+    /// scenario or says why none does.
     Check(FeatureDirs),
     /// Every step definition with where its code is; with TEXT, the one a step's whole text
     /// matches (its keyword may be left on), else those that say TEXT, else the closest.
@@ -61,11 +64,22 @@ impl FeaturesCommand {
                 }
             }
             FeaturesCommand::Check(dirs) => {
-                let checked = features::load_checked(&dirs.set()?)?;
+                let set = dirs.set()?;
+                let checked = features::load_checked(&set)?;
                 println!(
-                    "{} feature files parse and every step has a definition",
-                    checked.len()
+                    "{} feature files parse, every step has a definition and every behaviour tag \
+                     names a behaviour of {}",
+                    checked.len(),
+                    spec::PATH
                 );
+                if set.includes_built_in() {
+                    let (built_in, _) = features::load(&FeatureSet::BuiltIn);
+                    let counts = spec::Counts::of(
+                        spec::built_in().behaviours().map(|(_, b)| b),
+                        &spec::by_behaviour(&built_in),
+                    );
+                    println!("{counts}");
+                }
             }
             FeaturesCommand::Steps { text } => return steps(&text.join(" ")),
         }

@@ -40,9 +40,14 @@ pub struct MatrixArgs {
         value_delimiter = ','
     )]
     kubernetes: Vec<String>,
-    /// The controller under test: one that runs beside a local cluster.
+    /// The controller under test: one that runs beside a local cluster (embedded, process,
+    /// reference, or yours: external, with the command after `--`).
     #[arg(long, env = "AWCONF_CONTROLLER", value_enum, default_value_t = ControllerArg::Embedded)]
     controller: ControllerArg,
+    /// With `--controller external`: the command as one shell line, run by `sh -c` in every
+    /// pair (the words after `--` take its place).
+    #[arg(long, env = "AWCONF_CONTROLLER_COMMAND", value_name = "LINE")]
+    controller_command: Option<String>,
     /// Pairs run at once (each starts a cluster, Kueue and the controller of its own).
     #[arg(
         long,
@@ -73,6 +78,10 @@ pub struct MatrixArgs {
     only_features: Option<PathBuf>,
     /// Run only scenarios whose `feature: scenario` title contains one of these.
     filters: Vec<String>,
+    /// For `--controller external`: the command that runs your controller, in every pair, as
+    /// `awconf run` takes it (one word is a shell line, more are run as they are).
+    #[arg(last = true, value_name = "COMMAND")]
+    command: Vec<String>,
 }
 
 /// One cell of the matrix: a Kueue release on a Kubernetes release.
@@ -180,10 +189,20 @@ impl MatrixArgs {
         anyhow::ensure!(
             matches!(
                 self.controller,
-                ControllerArg::Embedded | ControllerArg::Process | ControllerArg::Reference
+                ControllerArg::Embedded
+                    | ControllerArg::Process
+                    | ControllerArg::Reference
+                    | ControllerArg::External
             ),
             "--controller: a matrix runs each pair on a local cluster of its own, so the \
-             controller is embedded, process or reference"
+             controller is embedded, process, reference or external"
+        );
+        anyhow::ensure!(
+            self.controller != ControllerArg::External
+                || !self.command.is_empty()
+                || self.controller_command.is_some(),
+            "--controller external needs the controller's command: the words after `--`, or \
+             --controller-command LINE"
         );
         let mut pairs = Vec::new();
         for k in &kueue {
@@ -233,7 +252,12 @@ impl MatrixArgs {
             "--only-features",
             self.only_features.as_ref().map(|d| d.display().to_string()),
         );
+        flag("--controller-command", self.controller_command.clone());
         args.extend(self.filters.iter().cloned());
+        if !self.command.is_empty() {
+            args.push("--".into());
+            args.extend(self.command.iter().cloned());
+        }
         args
     }
 
@@ -450,6 +474,7 @@ fn last_lines(path: &Path, n: usize) -> String {
 mod tests {
     use super::*;
     use crate::cli::{Command, parse_command};
+    use conformance_steps::options::ExternalCommand;
 
     fn args(words: &[&str]) -> anyhow::Result<MatrixArgs> {
         let words: Vec<&str> = std::iter::once("matrix")
@@ -520,6 +545,61 @@ mod tests {
     }
 
     #[test]
+    fn an_external_controller_s_command_reaches_every_pair() {
+        let words = ["--kueue", "v0.18.4,v0.19.2", "--kubernetes", "v1.36.3"];
+        let argv = [
+            &words[..],
+            &[
+                "--controller",
+                "external",
+                "Phases:",
+                "--",
+                "bin/manager",
+                "{kubeconfig}",
+            ],
+        ]
+        .concat();
+        let line = [
+            &words[..],
+            &[
+                "--controller",
+                "external",
+                "--controller-command",
+                "a && exec b",
+            ],
+        ]
+        .concat();
+        for (m, want) in [
+            (
+                args(&argv).unwrap(),
+                ExternalCommand::Argv(vec!["bin/manager".into(), "{kubeconfig}".into()]),
+            ),
+            (
+                args(&line).unwrap(),
+                ExternalCommand::Shell("a && exec b".into()),
+            ),
+        ] {
+            let pairs = m.pairs().unwrap();
+            assert_eq!(pairs.len(), 2);
+            for pair in &pairs {
+                let options = m.options(pair).unwrap();
+                assert_eq!(
+                    options.controller,
+                    conformance_steps::ControllerMode::External {
+                        command: want.clone()
+                    },
+                    "{}",
+                    pair.label()
+                );
+                assert_eq!(options.kueue.label(), pair.kueue);
+            }
+        }
+        let filtered = args(&argv).unwrap();
+        let options = filtered.options(&filtered.pairs().unwrap()[0]).unwrap();
+        assert_eq!(options.filters, ["Phases:"]);
+    }
+
+    #[test]
     fn bad_versions_and_controllers_stop_before_anything_runs() {
         let table: &[(&[&str], &str)] = &[
             (
@@ -529,7 +609,11 @@ mod tests {
             (&["--kubernetes", "1.36"], "--kubernetes: "),
             (
                 &["--controller", "in-cluster"],
-                "embedded, process or reference",
+                "embedded, process, reference or external",
+            ),
+            (
+                &["--controller", "external"],
+                "--controller external needs the controller's command",
             ),
             (&["--kueue", "v0.19.2,v0.19.2"], "given twice"),
             (&["--jobs", "0"], "--jobs: at least 1"),

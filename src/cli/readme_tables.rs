@@ -1,5 +1,6 @@
-//! The README's tables of exit codes and environment variables, made from the CLI definition:
-//! the test fails, printing the table to paste, when the README drifts from `--help`.
+//! The README's tables of exit codes and environment variables, made from the CLI definition,
+//! and the specification's counts: the test fails, printing the text to paste, when the README
+//! drifts from `--help` or from `spec/behaviours.yaml` and the features' tags.
 
 use clap::CommandFactory;
 
@@ -48,6 +49,17 @@ fn environment() -> String {
     table
 }
 
+/// The specification's counts, as `awconf features check` prints them.
+fn spec_counts() -> String {
+    use conformance_steps::{FeatureSet, features, spec};
+    let (built_in, _) = features::load(&FeatureSet::BuiltIn);
+    let counts = spec::Counts::of(
+        spec::built_in().behaviours().map(|(_, b)| b),
+        &spec::by_behaviour(&built_in),
+    );
+    format!("{counts}.\n")
+}
+
 /// The text between `<!-- NAME -->` and `<!-- /NAME -->` in the README.
 fn section<'a>(readme: &'a str, name: &str) -> &'a str {
     let begin = format!("<!-- {name} -->\n");
@@ -62,9 +74,13 @@ fn section<'a>(readme: &'a str, name: &str) -> &'a str {
 }
 
 #[test]
-fn the_readme_tables_match_the_cli() {
+fn the_readme_tables_match_the_cli_and_the_specification() {
     let readme = include_str!("../../README.md");
-    for (name, want) in [("exit-codes", exit_codes()), ("environment", environment())] {
+    for (name, want) in [
+        ("exit-codes", exit_codes()),
+        ("environment", environment()),
+        ("spec-counts", spec_counts()),
+    ] {
         assert_eq!(
             section(readme, name),
             want,

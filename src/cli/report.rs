@@ -4,7 +4,8 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 use clap::Subcommand;
-use conformance_steps::report::matrix;
+use conformance_steps::report::results::RunResults;
+use conformance_steps::report::{matrix, summary};
 
 #[derive(Subcommand)]
 pub enum ReportCommand {
@@ -17,6 +18,16 @@ pub enum ReportCommand {
         /// The HTML page to write.
         #[arg(long, short, default_value = "conformance-matrix.html")]
         output: PathBuf,
+    },
+    /// A run's results as GitHub-flavoured Markdown for a CI job's summary (append it to
+    /// $GITHUB_STEP_SUMMARY): the closing line, each feature's verdict and counts, and each
+    /// failed scenario with its first mismatch.
+    Summary {
+        /// The report directory of `awconf run --report DIR` (read through its results.json).
+        dir: PathBuf,
+        /// The heading.
+        #[arg(long, default_value = "AppWrapper conformance")]
+        title: String,
     },
 }
 
@@ -32,6 +43,11 @@ impl ReportCommand {
                     c.runs,
                     c.differing
                 );
+                Ok(ExitCode::SUCCESS)
+            }
+            ReportCommand::Summary { dir, title } => {
+                let results = RunResults::read(&dir)?;
+                print!("{}", summary::render(&title, &results));
                 Ok(ExitCode::SUCCESS)
             }
         }

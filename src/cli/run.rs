@@ -206,6 +206,18 @@ impl RunArgs {
             self.images.load_images,
         )
         .map_err(anyhow::Error::msg)?;
+        anyhow::ensure!(
+            options.cluster == ClusterChoice::Local
+                || matches!(
+                    options.controller,
+                    ControllerMode::InCluster { .. } | ControllerMode::Installed { .. }
+                ),
+            "--cluster {} goes with --controller in-cluster or installed: --controller {} runs \
+             on this machine beside the local cluster (add --controller installed to judge the \
+             controller already running there)",
+            value_name(self.cluster),
+            options.controller.name()
+        );
         if let ClusterChoice::Existing { install, .. } = &options.cluster {
             anyhow::ensure!(
                 !install.contains(&Part::Controller) || options.controller.in_cluster(),
@@ -273,6 +285,9 @@ pub(crate) fn value_name(value: impl ValueEnum) -> String {
         .map(|v| v.get_name().to_string())
         .unwrap_or_default()
 }
+
+#[cfg(test)]
+mod action_gate;
 
 #[cfg(test)]
 mod tests {
@@ -363,6 +378,8 @@ mod tests {
                     "existing",
                     "--kubeconfig",
                     "k",
+                    "--controller",
+                    "installed",
                 ],
                 "another cluster runs the release it was created with",
             ),
@@ -370,6 +387,38 @@ mod tests {
         for (args, want) in errors {
             let e = format!("{:#}", release(args).unwrap_err());
             assert!(e.contains(want), "{args:?}: {e}");
+        }
+    }
+
+    #[test]
+    fn another_cluster_with_a_controller_of_this_machine_is_a_usage_error() {
+        for controller in ["embedded", "process", "reference", "external"] {
+            let args = [
+                "--cluster",
+                "existing",
+                "--controller",
+                controller,
+                "--",
+                "x",
+            ];
+            let args = if controller == "external" {
+                &args[..]
+            } else {
+                &args[..4]
+            };
+            let e = options(args).unwrap_err();
+            assert!(
+                e.to_string()
+                    .contains("--cluster existing goes with --controller in-cluster or installed"),
+                "{controller}: {e}"
+            );
+            assert_eq!(Exit::of(&e), Exit::Usage, "{controller}");
+        }
+        let e = options(&["--cluster", "existing"]).unwrap_err();
+        assert!(e.to_string().contains("--controller embedded runs"), "{e}");
+        for controller in ["in-cluster", "installed"] {
+            let args = ["--cluster", "existing", "--controller", controller];
+            assert!(options(&args).is_ok(), "{controller}");
         }
     }
 
@@ -470,6 +519,7 @@ mod tests {
     /// The workflows in ci/ run `awconf run ...` (`cargo run --release --locked -- run ...`
     /// in awconf's own): each of those command lines, with the first value of its matrix and
     /// the workflow's `env:` values (which may name the matrix), is one `awconf run` accepts.
+    /// (The jobs that run the suite through awconf's action are checked in `action_gate`.)
     #[test]
     fn the_workflows_run_command_lines_that_awconf_accepts() {
         let matrix = [
@@ -483,12 +533,10 @@ mod tests {
                 .fold(text.to_string(), |t, (expr, value)| t.replace(expr, value))
         };
         let mut seen = Vec::new();
-        for file in [
-            "ci/github-actions.yml",
-            "ci/providers.yml",
-            "ci/version-matrix.yml",
-        ] {
-            let text = std::fs::read_to_string(file).unwrap();
+        for (file, text) in action_gate::WORKFLOWS
+            .into_iter()
+            .filter(|(file, _)| file.starts_with("ci/"))
+        {
             let env: Vec<(String, String)> = text
                 .lines()
                 .filter_map(|l| l.trim().split_once(": "))
@@ -516,23 +564,19 @@ mod tests {
                 }
             }
         }
-        assert_eq!(seen.len(), 4, "one run in each job");
-        let (_, embedded) = &seen[0];
-        let ControllerMode::External { command } = &embedded.controller else {
-            panic!("the user's embedded job runs an external controller: {embedded:?}");
-        };
-        let ExternalCommand::Shell(line) = command else {
-            panic!("the user's command is one shell line: {command:?}");
-        };
-        assert!(line.contains("{operator-config}") && line.ends_with("./bin/manager"));
-        let (_, kind) = &seen[1];
+        assert_eq!(
+            seen.len(),
+            2,
+            "one run in each job that does not use the action"
+        );
+        let (_, kind) = &seen[0];
         assert!(matches!(
             kind.controller,
             ControllerMode::InCluster { image: Some(_) }
         ));
         assert!(kind.cluster.is_remote());
         // awconf's own: the cluster named by the matrix, created by the run.
-        let (_, providers) = &seen[2];
+        let (_, providers) = &seen[1];
         assert!(matches!(
             providers.cluster,
             ClusterChoice::Created(clusters::Provider::Kind)
@@ -541,16 +585,6 @@ mod tests {
             providers.controller,
             ControllerMode::InCluster { image: None }
         ));
-        // The version matrix: one pair per job, on the local cluster, its own report.
-        let (_, pair) = &seen[3];
-        assert_eq!(pair.cluster, ClusterChoice::Local);
-        assert_eq!(pair.kubernetes, "v1.35.4");
-        assert_eq!(pair.kueue.label(), "v0.19.2");
-        assert!(matches!(pair.controller, ControllerMode::Reference { .. }));
-        assert_eq!(
-            pair.report_dir,
-            std::path::Path::new("kueue-v0.19.2_kubernetes-v1.35.4")
-        );
     }
 
     #[test]

@@ -7,7 +7,7 @@ use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, RwLock};
 
 use crate::controller::ControllerUnderTest;
-use crate::isolation::Isolation;
+use crate::isolation::Offers;
 use crate::monitor::Monitor;
 use crate::options::SuiteOptions;
 use crate::report::recorder::StepRecorder;
@@ -19,8 +19,27 @@ pub const FLAVOR: &str = "awconf-flavor";
 pub const FLAVOR_TOLERATION_KEY: &str = "kwok.x-k8s.io/node";
 
 /// Scenarios' own clusters up at once (each a control plane, Kueue and a controller; on 2
-/// cores 5 ended the reference suite in 356 s and 3 in 392 to 438 s, all passing).
-pub const OWN_CLUSTERS: usize = 5;
+/// cores the reference suite ended in 209 s with 8, 273 s with 5, 392 to 438 s with 3, all
+/// passing; with 16, starting them all at once took 108 s and 8 scenarios failed), fewer
+/// where this user's inotify instances would not hold them ([`clusters::inotify`]).
+pub const OWN_CLUSTERS: usize = 8;
+
+/// [`OWN_CLUSTERS`], or as many as the inotify instances left allow, saying so.
+fn own_cluster_places() -> usize {
+    let Some((limit, held)) = clusters::inotify::usage() else {
+        return OWN_CLUSTERS;
+    };
+    let places = clusters::inotify::clusters_that_fit(OWN_CLUSTERS, limit, held);
+    if places < OWN_CLUSTERS {
+        println!(
+            "awconf: {places} clusters of scenarios' own at once, not {OWN_CLUSTERS}: this user \
+             holds {held} of its {limit} inotify instances (fs.inotify.max_user_instances), and \
+             each cluster takes about {}; raise it with `sysctl fs.inotify.max_user_instances=512`",
+            clusters::inotify::PER_CLUSTER
+        );
+    }
+    places
+}
 
 pub struct Harness {
     pub options: SuiteOptions,
@@ -55,8 +74,10 @@ pub struct Harness {
     pub progress: Option<crate::suite_progress::SuiteProgress>,
     /// The API server's release (`/version`), shown in the report beside Kueue's.
     pub kubernetes: Option<String>,
-    /// What scenarios that stop the controller get instead of running alone.
-    pub isolation: Isolation,
+    /// What scenarios that stop the controller or upgrade Kueue get instead of running alone.
+    pub isolation: Offers,
+    /// The Kueue release the `@kueue-upgrade` scenario's own cluster starts at, when it gets one.
+    pub kueue_upgrade_on_own_cluster: Option<clusters::kueue::KueueVersion>,
     /// Places for scenarios' own clusters: each runs a control plane, Kueue and a controller.
     pub own_clusters: Arc<tokio::sync::Semaphore>,
     counter: AtomicUsize,
@@ -74,16 +95,16 @@ impl Harness {
         monitor: Monitor,
         capabilities: clusters::Capabilities,
         harness_log: Option<PathBuf>,
+        isolation: Offers,
     ) -> Self {
-        let (isolation, why) = Isolation::offered(&options);
-        if let Some(why) = why {
-            println!("awconf: {why}");
-        }
-        if isolation == Isolation::OwnCluster {
+        let places = if isolation.any_own_cluster() {
             for name in clusters::netns::remove_stale() {
                 tracing::info!("deleted network namespace {name}, left by a run that is gone");
             }
-        }
+            own_cluster_places()
+        } else {
+            OWN_CLUSTERS
+        };
         Harness {
             options,
             client,
@@ -99,11 +120,12 @@ impl Harness {
             steps: StepRecorder::default(),
             harness_log,
             kueue_upgrade: None,
+            kueue_upgrade_on_own_cluster: None,
             run_token: run_token(),
             progress: None,
             kubernetes: None,
             isolation,
-            own_clusters: Arc::new(tokio::sync::Semaphore::new(OWN_CLUSTERS)),
+            own_clusters: Arc::new(tokio::sync::Semaphore::new(places)),
             counter: AtomicUsize::new(0),
         }
     }
@@ -123,6 +145,15 @@ impl Harness {
     /// Kueue runs at an older release until the `@kueue-upgrade` scenario upgrades it.
     pub fn with_kueue_upgrade(mut self, upgrade: Option<PendingUpgrade>) -> Self {
         self.kueue_upgrade = upgrade;
+        self
+    }
+
+    /// The `@kueue-upgrade` scenario gets a cluster of its own with Kueue at `from`.
+    pub fn with_kueue_upgrade_on_own_cluster(
+        mut self,
+        from: Option<clusters::kueue::KueueVersion>,
+    ) -> Self {
+        self.kueue_upgrade_on_own_cluster = from;
         self
     }
 
@@ -173,20 +204,38 @@ impl Harness {
     }
 }
 
-/// The run's Kueue, started at `from` for the `@kueue-upgrade` scenario, which replaces it in
-/// place with `to`, the Kueue under test, before any other scenario runs.
+/// A Kueue started at `from` for the `@kueue-upgrade` scenario, which replaces it in place
+/// with `to`, the Kueue under test: the run's, before any other scenario runs, or the one on
+/// the scenario's own cluster.
 pub struct PendingUpgrade {
     pub from: clusters::kueue::KueueVersion,
     pub to: clusters::kueue::KueueSource,
-    kueue: &'static tokio::sync::Mutex<clusters::kueue::Kueue>,
+    kueue: KueueHandle,
     done: AtomicBool,
+}
+
+/// The run's Kueue lives as long as the process; a scenario's own as long as its cluster.
+pub enum KueueHandle {
+    Run(&'static tokio::sync::Mutex<clusters::kueue::Kueue>),
+    Own(Arc<tokio::sync::Mutex<clusters::kueue::Kueue>>),
+}
+
+impl std::ops::Deref for KueueHandle {
+    type Target = tokio::sync::Mutex<clusters::kueue::Kueue>;
+
+    fn deref(&self) -> &Self::Target {
+        match self {
+            KueueHandle::Run(kueue) => kueue,
+            KueueHandle::Own(kueue) => kueue,
+        }
+    }
 }
 
 impl PendingUpgrade {
     pub fn new(
         from: clusters::kueue::KueueVersion,
         to: clusters::kueue::KueueSource,
-        kueue: &'static tokio::sync::Mutex<clusters::kueue::Kueue>,
+        kueue: KueueHandle,
     ) -> Self {
         PendingUpgrade {
             from,

@@ -14,7 +14,7 @@ use serde_json::json;
 
 use crate::api;
 use crate::environment::local::take_over;
-use crate::isolation::Isolation;
+use crate::isolation::{Isolation, Offers};
 use crate::report::gherkin::ScenarioText;
 use crate::report::{ScenarioRecord, artifacts, events};
 use crate::world::{AwWorld, Undo};
@@ -26,15 +26,18 @@ const CLEANUP_TIMEOUT: Duration = Duration::from_secs(90);
 /// the harness can give them a controller of their own.
 pub const OWN_CONTROLLER_TAG: &str = "own-controller";
 
-/// What the scenario gets of what the run `offers`: tagged `@own-controller`, all of it.
+/// What the scenario gets of what the run `offers`: tagged `@own-controller` or
+/// `@kueue-upgrade`, what is offered to those.
 pub fn isolation(
-    offers: Isolation,
+    offers: Offers,
     feature: &Feature,
     rule: Option<&Rule>,
     scenario: &Scenario,
 ) -> Isolation {
     if has_tag(feature, rule, scenario, OWN_CONTROLLER_TAG) {
-        offers
+        offers.own_controller
+    } else if has_tag(feature, rule, scenario, crate::options::KUEUE_UPGRADE_TAG) {
+        offers.kueue_upgrade
     } else {
         Isolation::Alone
     }
@@ -42,7 +45,7 @@ pub fn isolation(
 
 /// Whether the scenario runs alone: tagged `@serial`, and given nothing of its own.
 pub fn is_serial(
-    offers: Isolation,
+    offers: Offers,
     feature: &Feature,
     rule: Option<&Rule>,
     scenario: &Scenario,
@@ -299,6 +302,7 @@ fn record(
         passed: failure.is_none(),
         failure,
         seconds: w.started.elapsed().as_secs_f64(),
+        waited: w.waited.as_secs_f64(),
         artifacts,
         transitions,
         text,
@@ -475,35 +479,20 @@ mod tests {
     use super::*;
     use crate::features::parse_text;
 
+    const OWN: Isolation = Isolation::OwnController;
+    const CLUSTER: Isolation = Isolation::OwnCluster;
+    const ALONE: Isolation = Isolation::Alone;
+
     #[rstest::rstest]
-    #[case::own_controller(
-        Isolation::OwnController,
-        "@serial @own-controller",
-        false,
-        Isolation::OwnController
-    )]
-    #[case::own_cluster(
-        Isolation::OwnCluster,
-        "@serial @own-controller",
-        false,
-        Isolation::OwnCluster
-    )]
-    #[case::nothing_offered(Isolation::Alone, "@serial @own-controller", true, Isolation::Alone)]
-    #[case::kueue_upgrade(
-        Isolation::OwnCluster,
-        "@serial @kueue-upgrade",
-        true,
-        Isolation::Alone
-    )]
-    #[case::plain(Isolation::OwnController, "@kueue", false, Isolation::Alone)]
-    #[case::own_without_serial(
-        Isolation::OwnController,
-        "@own-controller",
-        false,
-        Isolation::OwnController
-    )]
+    #[case::own_controller((OWN, ALONE), "@serial @own-controller", false, OWN)]
+    #[case::own_cluster((CLUSTER, ALONE), "@serial @own-controller", false, CLUSTER)]
+    #[case::nothing_offered((ALONE, ALONE), "@serial @own-controller", true, ALONE)]
+    #[case::kueue_upgrade_alone((CLUSTER, ALONE), "@serial @kueue-upgrade", true, ALONE)]
+    #[case::kueue_upgrade_own_cluster((OWN, CLUSTER), "@serial @kueue-upgrade", false, CLUSTER)]
+    #[case::plain((OWN, CLUSTER), "@kueue", false, ALONE)]
+    #[case::own_without_serial((OWN, ALONE), "@own-controller", false, OWN)]
     fn a_scenario_that_stops_the_controller_runs_alone_unless_it_gets_its_own(
-        #[case] offers: Isolation,
+        #[case] (own_controller, kueue_upgrade): (Isolation, Isolation),
         #[case] tags: &str,
         #[case] serial: bool,
         #[case] gets: Isolation,
@@ -511,6 +500,10 @@ mod tests {
         let text = format!("{tags}\nFeature: F\n  Scenario: S\n    Given a step\n");
         let feature = parse_text(Path::new("f.feature"), &text).unwrap();
         let scenario = &feature.scenarios[0];
+        let offers = Offers {
+            own_controller,
+            kueue_upgrade,
+        };
         assert_eq!(is_serial(offers, &feature, None, scenario), serial);
         assert_eq!(isolation(offers, &feature, None, scenario), gets);
     }

@@ -24,6 +24,7 @@ pub mod options;
 pub mod plan;
 pub mod reference;
 pub mod report;
+pub mod spec;
 pub mod steps;
 pub mod suite;
 pub mod suite_progress;

@@ -4,6 +4,8 @@
 use cucumber::gherkin::tagexpr::TagOperation;
 use cucumber::gherkin::{Feature, Rule, Scenario};
 use cucumber::tag::Ext as _;
+use std::collections::HashMap;
+use std::path::Path;
 
 use crate::options::SuiteOptions;
 
@@ -61,7 +63,8 @@ impl Plan {
     }
 }
 
-fn scenarios_of(feature: &Feature) -> impl Iterator<Item = (Option<&Rule>, &Scenario)> {
+/// Every scenario of a feature, with the Rule it stands in.
+pub(crate) fn scenarios_of(feature: &Feature) -> impl Iterator<Item = (Option<&Rule>, &Scenario)> {
     feature.scenarios.iter().map(|s| (None, s)).chain(
         feature
             .rules
@@ -144,17 +147,79 @@ fn plural(n: usize) -> &'static str {
     if n == 1 { "" } else { "s" }
 }
 
-/// Hands cucumber the features [`Plan::prepare`] has parsed, instead of reading files.
-pub struct Prepared;
+/// Hands cucumber the features [`Plan::prepare`] has parsed, instead of reading files, in the
+/// order they should start: the `@kueue-upgrade` scenario first, longest first.
+pub struct Prepared {
+    /// The upgrade scenario upgrades the run's Kueue, and runs alone before any other.
+    pub upgrade_alone: bool,
+    /// Seconds each scenario took in the previous run into the same report directory, by
+    /// `feature: scenario`; scenarios start longest first, those not known first of all.
+    pub expected: HashMap<String, f64>,
+}
+
+impl Prepared {
+    /// Expecting the durations of the run whose results are in `report_dir`, if any.
+    pub fn after(report_dir: &Path, upgrade_alone: bool) -> Self {
+        let expected = crate::report::results::RunResults::read(report_dir)
+            .map(|previous| {
+                previous
+                    .scenarios
+                    .into_iter()
+                    .filter(|s| s.seconds > 0.0)
+                    .map(|s| (format!("{}: {}", s.feature, s.scenario), s.seconds))
+                    .collect()
+            })
+            .unwrap_or_default();
+        Prepared {
+            upgrade_alone,
+            expected,
+        }
+    }
+}
 
 impl cucumber::Parser<Vec<Feature>> for Prepared {
     type Cli = cucumber::cli::Empty;
     type Output = futures::stream::Iter<std::vec::IntoIter<cucumber::parser::Result<Feature>>>;
 
     fn parse(self, features: Vec<Feature>, _: Self::Cli) -> Self::Output {
-        let features = upgrade_first(long_first(features));
+        let features = long_first(longest_first(features, &self.expected));
+        let features = match self.upgrade_alone {
+            true => upgrade_first(features),
+            false => upgrade_in_front(features),
+        };
         futures::stream::iter(features.into_iter().map(Ok).collect::<Vec<_>>())
     }
+}
+
+/// Orders the scenarios of each feature (and of each rule), and then the features by their
+/// longest scenario, longest first as `expected` says; a scenario it does not know counts as
+/// the longest. Stable: with nothing known, the order stays as written.
+pub fn longest_first(mut features: Vec<Feature>, expected: &HashMap<String, f64>) -> Vec<Feature> {
+    let key = |feature: &str, scenario: &Scenario| {
+        expected
+            .get(&format!("{feature}: {}", scenario.name))
+            .copied()
+            .unwrap_or(f64::INFINITY)
+    };
+    let mut longest = Vec::new();
+    for feature in &mut features {
+        let name = feature.name.clone();
+        let by_length = |a: &Scenario, b: &Scenario| key(&name, b).total_cmp(&key(&name, a));
+        feature.scenarios.sort_by(by_length);
+        for rule in &mut feature.rules {
+            rule.scenarios.sort_by(by_length);
+        }
+        let max = feature
+            .scenarios
+            .iter()
+            .chain(feature.rules.iter().flat_map(|r| r.scenarios.iter()))
+            .map(|s| key(&name, s))
+            .fold(f64::NEG_INFINITY, f64::max);
+        longest.push(max);
+    }
+    let mut paired: Vec<(f64, Feature)> = longest.into_iter().zip(features).collect();
+    paired.sort_by(|a, b| b.0.total_cmp(&a.0));
+    paired.into_iter().map(|(_, f)| f).collect()
 }
 
 /// Puts the features with `@own-controller` scenarios first (keeping the order otherwise): they
@@ -167,6 +232,22 @@ pub fn long_first(features: Vec<Feature>) -> Vec<Feature> {
     let (mut ordered, mut rest): (Vec<Feature>, Vec<Feature>) =
         features.into_iter().partition(|f| long(f));
     ordered.append(&mut rest);
+    ordered
+}
+
+/// Puts the `@kueue-upgrade` scenario first, when it runs beside the others on a cluster of
+/// its own: it is the longest.
+pub fn upgrade_in_front(features: Vec<Feature>) -> Vec<Feature> {
+    let mut ordered = upgrade_first(features);
+    let upgrades = ordered
+        .iter()
+        .filter(|f| {
+            f.scenarios
+                .first()
+                .is_some_and(|s| has_tag(f, None, s, crate::options::KUEUE_UPGRADE_TAG))
+        })
+        .count();
+    ordered.rotate_right(upgrades);
     ordered
 }
 
@@ -218,6 +299,80 @@ mod tests {
         .map(|f| f.name)
         .collect();
         assert_eq!(names, ["B", "D", "A", "C"]);
+    }
+
+    #[test]
+    fn an_upgrade_on_a_cluster_of_its_own_comes_first_and_the_rest_keep_their_order() {
+        let feature = |name: &str, text: &str| {
+            let text = format!("Feature: {name}\n{text}");
+            parse_text(Path::new("f.feature"), &text).unwrap()
+        };
+        let scenario =
+            |tags: &str, name: &str| format!("  {tags}\n  Scenario: {name}\n    Given a\n");
+        let features = vec![
+            feature("A", &scenario("", "a")),
+            feature(
+                "K",
+                &(scenario("", "k1") + &scenario("@serial @kueue-upgrade", "upgrade")),
+            ),
+            feature("R", &scenario("@own-controller", "r")),
+        ];
+        let ordered = upgrade_in_front(long_first(features));
+        let names: Vec<(&str, &str)> = ordered
+            .iter()
+            .flat_map(|f| {
+                f.scenarios
+                    .iter()
+                    .map(move |s| (f.name.as_str(), s.name.as_str()))
+            })
+            .collect();
+        assert_eq!(
+            names,
+            [("K", "upgrade"), ("K", "k1"), ("R", "r"), ("A", "a")]
+        );
+    }
+
+    #[test]
+    fn scenarios_start_longest_first_as_the_previous_run_took_and_unknown_ones_first() {
+        let text = "Feature: F\n  Scenario: short\n    Given a\n  Scenario: long\n    Given a\n  Scenario: new\n    Given a\n  Rule: R\n    Scenario: r1\n      Given a\n    Scenario: r2\n      Given a\n";
+        let f = parse_text(Path::new("f.feature"), text).unwrap();
+        let g = parse_text(
+            Path::new("g.feature"),
+            "Feature: G\n  Scenario: g\n    Given a\n",
+        )
+        .unwrap();
+        let expected: HashMap<String, f64> = [
+            ("F: short", 5.0),
+            ("F: long", 50.0),
+            ("F: r1", 1.0),
+            ("F: r2", 2.0),
+            ("G: g", 80.0),
+        ]
+        .into_iter()
+        .map(|(k, v)| (k.to_string(), v))
+        .collect();
+        let known: HashMap<String, f64> = expected
+            .iter()
+            .filter(|(k, _)| k.starts_with('G'))
+            .map(|(k, v)| (k.clone(), *v))
+            .collect();
+        let names = |features: &[Feature]| -> Vec<String> {
+            features
+                .iter()
+                .flat_map(|f| {
+                    f.scenarios
+                        .iter()
+                        .chain(f.rules.iter().flat_map(|r| r.scenarios.iter()))
+                        .map(|s| s.name.clone())
+                })
+                .collect()
+        };
+        let ordered = longest_first(vec![f.clone(), g.clone()], &expected);
+        assert_eq!(names(&ordered), ["new", "long", "short", "r2", "r1", "g"]);
+        let none = longest_first(vec![f.clone(), g.clone()], &HashMap::new());
+        assert_eq!(names(&none), ["short", "long", "new", "r1", "r2", "g"]);
+        let only_g = longest_first(vec![f, g], &known);
+        assert_eq!(names(&only_g)[0], "short");
     }
 
     fn plan(tags: Option<&str>, filters: &[&str]) -> Plan {
@@ -304,7 +459,10 @@ mod tests {
                 ),
             ];
             OrderWorld::cucumber::<std::path::PathBuf>()
-                .with_parser(Prepared)
+                .with_parser(Prepared {
+                    upgrade_alone: true,
+                    expected: HashMap::new(),
+                })
                 .max_concurrent_scenarios(4)
                 .before(|_, _, scenario, _| {
                     STARTED.lock().unwrap().push(scenario.name.clone());

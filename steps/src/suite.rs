@@ -10,8 +10,9 @@ use cucumber::{World as _, WriterExt as _, writer};
 use futures::FutureExt as _;
 
 use crate::environment::{Environment, EnvironmentFailed};
-use crate::harness::{self, Harness, PendingUpgrade};
+use crate::harness::{self, Harness, KueueHandle, PendingUpgrade};
 use crate::hooks;
+use crate::isolation::{Isolation, Offers};
 use crate::monitor::Monitor;
 use crate::options::{
     CONTROLLER_UPGRADE_TAG, ControllerMode, ControllerUpgrade, KUEUE_UPGRADE_TAG, KueueUpgrade,
@@ -36,10 +37,21 @@ pub async fn run_suite(options: SuiteOptions) -> anyhow::Result<Summary> {
 /// Runs a plan [`Plan::prepare`] made from the same `options`.
 pub async fn run_plan(options: SuiteOptions, plan: Plan) -> anyhow::Result<Summary> {
     let started = Instant::now();
+    let started_at = chrono::Utc::now();
     let upgrade = options.kueue_upgrade().map_err(anyhow::Error::msg)?;
     let kueue_from = match &upgrade {
         KueueUpgrade::From { from, .. } if plan.selects_tagged(KUEUE_UPGRADE_TAG) => Some(*from),
         _ => None,
+    };
+    let (offers, why) = Offers::of(&options);
+    for why in why {
+        println!("awconf: {why}");
+    }
+    // The run's Kueue starts at the release the upgrade starts from only when the upgrade
+    // scenario runs on the run's cluster.
+    let (run_kueue_from, own_kueue_from) = match offers.kueue_upgrade {
+        Isolation::OwnCluster => (None, kueue_from),
+        _ => (kueue_from, None),
     };
     std::fs::create_dir_all(&options.report_dir)
         .with_context(|| format!("creating {}", options.report_dir.display()))?;
@@ -52,8 +64,12 @@ pub async fn run_plan(options: SuiteOptions, plan: Plan) -> anyhow::Result<Summa
                 .collect(),
             _ => Vec::new(),
         };
+        let place = match offers.kueue_upgrade {
+            Isolation::OwnCluster => "on a cluster of its own, beside the other scenarios",
+            _ => "on the run's cluster, before any other scenario",
+        };
         println!(
-            "awconf: the upgrade scenario runs Kueue {from}, then upgrades it to {}{}",
+            "awconf: the upgrade scenario runs Kueue {from}, then upgrades it to {}{} ({place})",
             via.concat(),
             options.kueue.label()
         );
@@ -78,16 +94,18 @@ pub async fn run_plan(options: SuiteOptions, plan: Plan) -> anyhow::Result<Summa
     .await
     .map_err(EnvironmentFailed::from)?;
 
-    let environment = Environment::up(&options, kueue_from)
+    let environment = Environment::up(&options, run_kueue_from)
         .await
         .map_err(EnvironmentFailed::from)?;
     let monitor = Monitor::start(environment.watch_client.clone(), Duration::from_secs(60))
         .await
         .map_err(EnvironmentFailed::from)?;
-    let (slack, slowest) = crate::latency::calibrate(&environment.client)
+    let (slack, slowest) = crate::latency::probes::calibrate(&environment.client)
         .await
         .map_err(EnvironmentFailed::from)?;
-    let probing = crate::latency::keep_probing(environment.client.clone());
+    let probing = crate::latency::probes::keep_probing(environment.client.clone());
+    let probing_controller =
+        crate::latency::probes::keep_probing_controller(environment.client.clone());
     println!(
         "awconf: the slowest stand probe took {} ms; timing windows allow {}s more on their \
          late side, more if the stand gets slower during the run",
@@ -99,6 +117,7 @@ pub async fn run_plan(options: SuiteOptions, plan: Plan) -> anyhow::Result<Summa
         started.elapsed().as_secs_f64(),
         options.controller.name()
     );
+    let ready_at = chrono::Utc::now();
 
     let Environment {
         kubeconfig,
@@ -111,8 +130,12 @@ pub async fn run_plan(options: SuiteOptions, plan: Plan) -> anyhow::Result<Summa
         kueue,
         keep,
     } = environment;
-    let pending = match (kueue_from, kueue) {
-        (Some(from), Some(kueue)) => Some(PendingUpgrade::new(from, options.kueue.clone(), kueue)),
+    let pending = match (run_kueue_from, kueue) {
+        (Some(from), Some(kueue)) => Some(PendingUpgrade::new(
+            from,
+            options.kueue.clone(),
+            KueueHandle::Run(kueue),
+        )),
         _ => None,
     };
     let kubernetes = match client.apiserver_version().await {
@@ -133,8 +156,10 @@ pub async fn run_plan(options: SuiteOptions, plan: Plan) -> anyhow::Result<Summa
             monitor,
             capabilities,
             crate::logging::current(),
+            offers,
         )
         .with_kueue_upgrade(pending)
+        .with_kueue_upgrade_on_own_cluster(own_kueue_from)
         .with_kubernetes(kubernetes)
         .with_progress(plan.selected().len()),
     );
@@ -145,16 +170,25 @@ pub async fn run_plan(options: SuiteOptions, plan: Plan) -> anyhow::Result<Summa
         controller: controller_upgrade,
     };
     let run = run_features(&harness, plan, upgrades).await;
+    let scenarios_done = chrono::Utc::now();
     if let Some(progress) = &harness.progress {
         progress.finish();
     }
     harness::uninstall();
+    probing_controller.abort();
+    crate::latency::probes::remove_controller_probes(&harness.client).await;
     Environment::down(&harness.controller, restore, &harness.watch_client).await;
     harness.monitor.stop();
     probing.abort();
     drop(keep);
     run?;
-    summarize(&harness, started.elapsed(), not_selected)
+    let moments = report::time_spent::Moments {
+        started: started_at,
+        ready: ready_at,
+        scenarios_done,
+        ended: chrono::Utc::now(),
+    };
+    summarize(&harness, started.elapsed(), moments, not_selected)
 }
 
 /// Runs cucumber over the plan's features.
@@ -177,7 +211,10 @@ async fn run_features(h: &Harness, plan: Plan, upgrades: Upgrades) -> anyhow::Re
     );
     // The input type is the file parser's; `with_parser` replaces that parser.
     AwWorld::cucumber::<std::path::PathBuf>()
-        .with_parser(Prepared)
+        .with_parser(Prepared::after(
+            &o.report_dir,
+            offers.kueue_upgrade == Isolation::Alone,
+        ))
         .max_concurrent_scenarios(o.concurrency.max(1))
         .which_scenario(move |feature, rule, scenario| {
             if hooks::is_serial(offers, feature, rule, scenario) {
@@ -285,7 +322,12 @@ pub fn exclusion<'a>(
     None
 }
 
-fn summarize(h: &Harness, duration: Duration, not_selected: usize) -> anyhow::Result<Summary> {
+fn summarize(
+    h: &Harness,
+    duration: Duration,
+    moments: report::time_spent::Moments,
+    not_selected: usize,
+) -> anyhow::Result<Summary> {
     let mut runs = h.steps.take();
     let mut records = report::attempts::merge(h.records());
     for record in &mut records {
@@ -308,6 +350,7 @@ fn summarize(h: &Harness, duration: Duration, not_selected: usize) -> anyhow::Re
         transitions_covered: diagram.iter().filter(|e| e.direct > 0).count(),
         transitions_total: diagram.len(),
         slowest,
+        time_spent: report::time_spent::of(moments, &records).lines(),
         excluded: skipped
             .iter()
             .map(|s| (s.title(), s.reason.clone()))
@@ -336,13 +379,14 @@ fn summarize(h: &Harness, duration: Duration, not_selected: usize) -> anyhow::Re
     let context = format!(
         "controller under test: {}; Kueue {}; Kubernetes {}; {} scenarios at most at once; \
          timing windows allow {}s more on their late side (measured at the start; up to {}s while \
-         the stand was slower){}",
+         the stand or the controller was slower; its slowest reaction took {} ms){}",
         h.options.controller.name(),
         h.options.kueue.label(),
         h.kubernetes.as_deref().unwrap_or("(version unknown)"),
         h.options.concurrency,
         crate::latency::slack().as_secs(),
         crate::latency::peak_slack().as_secs(),
+        crate::latency::slowest_reaction().as_millis(),
         match h.options.retries {
             0 => String::new(),
             1 => "; a failed scenario retried once".into(),

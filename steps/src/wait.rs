@@ -120,7 +120,7 @@ where
                 .unwrap_or_default();
             let allowed = match slack.unwrap_or_default().as_secs() {
                 0 => String::new(),
-                extra => format!(" (and {extra}s more for a slow stand)"),
+                extra => format!(" (and {extra}s more for a slow stand or controller)"),
             };
             anyhow::bail!(
                 "timed out after {}s{allowed} waiting for {what}{error}\nlast seen:\n{last}",

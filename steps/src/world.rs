@@ -71,6 +71,8 @@ pub struct AwWorld {
     pub journal: Vec<String>,
     pub started: Instant,
     pub started_at: chrono::DateTime<chrono::Utc>,
+    /// How long it waited for the serial lock or a place for its own cluster before it began.
+    pub waited: std::time::Duration,
     pub marks: LogMarks,
     pub guard: Option<SerialGuard>,
     /// The outcome of the last `I try to ...` step.
@@ -135,6 +137,7 @@ impl AwWorld {
             journal: Vec::new(),
             started: Instant::now(),
             started_at: chrono::Utc::now(),
+            waited: std::time::Duration::ZERO,
             marks: LogMarks::default(),
             guard: None,
             attempt: None,
@@ -164,6 +167,7 @@ impl AwWorld {
         self.scenario = scenario.to_string();
         self.serial = serial;
         self.upgrades_kueue = upgrades_kueue;
+        let waiting = Instant::now();
         let lock = Arc::clone(&self.h.serial);
         self.guard = Some(if serial {
             SerialGuard {
@@ -192,6 +196,7 @@ impl AwWorld {
         };
         self.started = Instant::now();
         self.started_at = chrono::Utc::now();
+        self.waited = waiting.elapsed();
         self.ns = namespace_name(
             &format!("{}{}", self.h.run_token, self.h.next_id()),
             scenario,
@@ -246,9 +251,14 @@ impl AwWorld {
             let shared = self.h.controller.lock().await;
             (shared.mode().clone(), shared.config().clone())
         };
-        let (cluster, controller) = OwnCluster::up(&self.h.options, &mode, config, &dir, place)
-            .await
-            .context("bringing up the scenario's own cluster")?;
+        let kueue_from = self
+            .upgrades_kueue
+            .then_some(self.h.kueue_upgrade_on_own_cluster)
+            .flatten();
+        let (cluster, controller) =
+            OwnCluster::up(&self.h.options, &mode, config, &dir, place, kueue_from)
+                .await
+                .context("bringing up the scenario's own cluster")?;
         self.client = cluster.client.clone();
         self.own_cluster = Some(cluster);
         self.own_controller = Some(controller);

@@ -1,11 +1,10 @@
 //! The report in a real browser: two runs rendered from synthetic records (no cluster), their
-//! conformance matrix, and headless Chromium opening the index, a scenario page and the
-//! matrix from disk with the network cut off. The pages' DOM must hold what a reviewer looks
+//! conformance matrix, and headless Chromium opening the index, a scenario page, the
+//! specification page and the matrix from disk with the network cut off. The pages' DOM must hold what a reviewer looks
 //! for; a screenshot of the scenario page is kept as `timeline.png` beside the first report
 //! (under the target directory's `tmp/report-browser/`).
 
-use std::path::{Path, PathBuf};
-use std::process::Command;
+use std::path::Path;
 use std::time::{Duration, Instant};
 
 use appwrapper_controller::api::Phase;
@@ -19,13 +18,15 @@ use conformance_steps::report::recorder::{ScenarioRun, StepOutcome, StepRun};
 use conformance_steps::report::{self, Report, ScenarioRecord, Skipped, matrix};
 use cucumber::gherkin::Feature;
 
-const INSTALL: &str = "apt-get install -y chromium";
+mod browser;
+use browser::{browse, chromium, dom};
 
 const FEATURE: &str = r#"
 Feature: Phases
   Background:
     Given the suite's queues
 
+  @behaviour:PH-SUCCEEDED
   Scenario: Running → Succeeded when every pod succeeds
     Given an AppWrapper "job" wrapping a Job with 1 pod
     And it has the annotations:
@@ -33,6 +34,7 @@ Feature: Phases
     When it is submitted to the LocalQueue
     Then it reaches phase Succeeded within 60 seconds
 
+  @behaviour:PH-SUSPEND
   Scenario: Suspending releases the quota
     Given an AppWrapper "sus" wrapping a Pod
     When it is submitted to the LocalQueue
@@ -44,74 +46,10 @@ Feature: Phases
         phase: Suspended
       """
 
-  @gpu
+  @gpu @behaviour:FT-AUTOPILOT-RESET
   Scenario: A GPU node fails
     Given an AppWrapper "gpu" wrapping a Pod
 "#;
-
-fn chromium() -> PathBuf {
-    let candidates = std::env::var_os("AWCONF_CHROMIUM")
-        .map(PathBuf::from)
-        .into_iter()
-        .chain(["chromium", "chromium-browser"].map(PathBuf::from));
-    for candidate in candidates {
-        if Command::new(&candidate)
-            .arg("--version")
-            .output()
-            .is_ok_and(|o| o.status.success())
-        {
-            return candidate;
-        }
-    }
-    panic!(
-        "headless Chromium is needed to check the report in a browser and was not found \
-         (chromium, chromium-browser or $AWCONF_CHROMIUM); install it with: {INSTALL}"
-    );
-}
-
-/// Chromium on a page of the disk with the network cut off; `extra` says what to produce.
-fn browse(chromium: &Path, page: &Path, extra: &[String]) -> String {
-    let profile = tempfile::tempdir().unwrap();
-    let started = Instant::now();
-    let output = Command::new(chromium)
-        .args([
-            "--headless",
-            "--no-sandbox",
-            "--disable-gpu",
-            "--disable-dev-shm-usage",
-            "--no-first-run",
-            "--hide-scrollbars",
-            "--host-resolver-rules=MAP * ~NOTFOUND",
-            "--window-size=1280,1500",
-        ])
-        .arg(format!("--user-data-dir={}", profile.path().display()))
-        .args(extra)
-        .arg(format!("file://{}", page.canonicalize().unwrap().display()))
-        .output()
-        .unwrap_or_else(|e| {
-            panic!(
-                "running {}: {e}; install it with: {INSTALL}",
-                chromium.display()
-            )
-        });
-    assert!(
-        output.status.success(),
-        "chromium on {} failed: {}",
-        page.display(),
-        String::from_utf8_lossy(&output.stderr)
-    );
-    eprintln!(
-        "chromium {} {}: {:.1}s",
-        extra.join(" "),
-        page.display(),
-        started.elapsed().as_secs_f64()
-    );
-    String::from_utf8_lossy(&output.stdout).into_owned()
-}
-
-fn dom(chromium: &Path, page: &Path) -> String {
-    browse(chromium, page, &["--dump-dom".to_string()])
-}
 
 fn assert_holds(what: &str, dom: &str, expected: &[&str]) {
     for want in expected {
@@ -430,8 +368,28 @@ fn the_report_reads_in_a_browser() {
             "<pre class=\"error\">",
             "<a href=\"failure.txt\">failure.txt</a>",
             "<a href=\"logs/controller.log\">",
+            "<h3>Behaviours it broke</h3>",
+            "<a href=\"../../specification.html#PH-SUSPEND\"><code>PH-SUSPEND</code></a>",
         ],
     );
+
+    let specification = dom(&chromium, &a.join("specification.html"));
+    assert_holds(
+        "specification",
+        &specification,
+        &[
+            "<a href=\"index.html\">Back to the run</a>",
+            "<tr id=\"PH-SUCCEEDED\">",
+            "<td class=\"passed\">held</td><td><ul class=\"scenarios\"><li><a href=\"scenarios/aw-r1-1-running-succeeded/index.html\">",
+            "<td class=\"failed\">broken</td><td><ul class=\"scenarios\"><li><a href=\"scenarios/aw-r1-2-suspending/index.html\">",
+            "<td class=\"skipped\">skipped</td><td><ul class=\"scenarios\"><li>Phases: A GPU node fails <span class=\"skipped\">skipped</span>: @gpu: needs nodes that advertise nvidia.com/gpu",
+            "<td class=\"skipped\">not selected</td>",
+            "<td class=\"skipped\">unchecked</td><td>the suite reads no metrics</td>",
+            "<h2 id=\"unchecked\">",
+            "<h2 id=\"single\">",
+        ],
+    );
+    assert!(index.contains("<a href=\"specification.html\">Specification</a>"));
 
     let matrix = dom(&chromium, &matrix_page);
     assert_holds(

@@ -1,6 +1,6 @@
-//! A single-layer image written as a docker-archive tarball (what `docker save` wrote for
-//! years): every loader we use accepts it — `ctr images import`, `kind load image-archive`,
-//! `k3d image import` and k3s's images directory.
+//! An image written as a docker-archive tarball (what `docker save` wrote for years): every
+//! loader we use accepts it — `ctr images import`, `kind load image-archive`, `k3d image
+//! import`, k3s's images directory, `docker load` and `skopeo copy docker-archive:`.
 
 use std::io::Write;
 use std::path::{Path, PathBuf};
@@ -47,21 +47,29 @@ impl Entry {
 pub struct Image {
     /// `registry/name:tag`, with a registry so no runtime prefixes `docker.io/library/`.
     pub reference: String,
+    /// The first layer.
     pub entries: Vec<Entry>,
+    /// Further layers, each applied over the ones before it: an image whose parts change at
+    /// different paces (a tool and the releases it carries) shares its unchanged layers.
+    pub layers: Vec<Vec<Entry>>,
     pub entrypoint: Vec<String>,
     pub cmd: Vec<String>,
     pub env: Vec<String>,
     /// `uid:gid` the container runs as; empty is root. Release manifests that say
     /// `runAsNonRoot` need a numeric user here, as distroless's `nonroot` gives them.
     pub user: String,
+    /// The working directory; empty is `/`.
+    pub working_dir: String,
 }
 
 /// What was written, for tests and for the loaders' messages.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Written {
     pub path: PathBuf,
-    /// `sha256:<hex>` of the uncompressed layer (the config's diff ID).
+    /// `sha256:<hex>` of the first uncompressed layer (the config's first diff ID).
     pub layer_digest: String,
+    /// `sha256:<hex>` of every layer, the first one first.
+    pub layer_digests: Vec<String>,
     /// `sha256:<hex>` of the config, which is the image ID.
     pub config_digest: String,
 }
@@ -71,41 +79,52 @@ pub const DEFAULT_PATH: &str = "PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/u
 impl Image {
     /// Writes the archive to `path`.
     pub fn write_archive(&self, path: &Path) -> std::io::Result<Written> {
-        let layer = self.layer()?;
-        let layer_hex = hex(&Sha256::digest(&layer));
-        let config = self.config(&layer_hex);
+        let file = std::fs::File::create(path)?;
+        let mut archive = tar::Builder::new(std::io::BufWriter::new(file));
+        let mut layer_hexes = Vec::new();
+        // One layer in memory at a time: a runner image's layers are hundreds of MiB each.
+        for entries in std::iter::once(&self.entries).chain(&self.layers) {
+            let layer = self.layer(entries)?;
+            let layer_hex = hex(&Sha256::digest(&layer));
+            append_dir(&mut archive, &format!("{layer_hex}/"), 0o755)?;
+            append_bytes(
+                &mut archive,
+                &format!("{layer_hex}/layer.tar"),
+                &layer,
+                0o644,
+            )?;
+            layer_hexes.push(layer_hex);
+        }
+        let config = self.config(&layer_hexes);
         let config_hex = hex(&Sha256::digest(&config));
+        let layers: Vec<String> = layer_hexes
+            .iter()
+            .map(|h| format!("{h}/layer.tar"))
+            .collect();
         let manifest = serde_json::to_vec(&serde_json::json!([{
             "Config": format!("{config_hex}.json"),
             "RepoTags": [self.reference],
-            "Layers": [format!("{layer_hex}/layer.tar")],
+            "Layers": layers,
         }]))?;
-
-        let file = std::fs::File::create(path)?;
-        let mut archive = tar::Builder::new(std::io::BufWriter::new(file));
-        append_dir(&mut archive, &format!("{layer_hex}/"), 0o755)?;
-        append_bytes(
-            &mut archive,
-            &format!("{layer_hex}/layer.tar"),
-            &layer,
-            0o644,
-        )?;
         append_bytes(&mut archive, &format!("{config_hex}.json"), &config, 0o644)?;
         append_bytes(&mut archive, "manifest.json", &manifest, 0o644)?;
         archive.into_inner()?.flush()?;
+        let layer_digests: Vec<String> =
+            layer_hexes.iter().map(|h| format!("sha256:{h}")).collect();
         Ok(Written {
             path: path.to_path_buf(),
-            layer_digest: format!("sha256:{layer_hex}"),
+            layer_digest: layer_digests[0].clone(),
+            layer_digests,
             config_digest: format!("sha256:{config_hex}"),
         })
     }
 
-    /// The layer: a tar of the entries, parents first, owned by root, dated at the epoch so
+    /// A layer: a tar of the entries, parents first, owned by root, dated at the epoch so
     /// that the same inputs give the same digest.
-    fn layer(&self) -> std::io::Result<Vec<u8>> {
+    fn layer(&self, entries: &[Entry]) -> std::io::Result<Vec<u8>> {
         let mut archive = tar::Builder::new(Vec::new());
         let mut seen = std::collections::BTreeSet::new();
-        for entry in &self.entries {
+        for entry in entries {
             let path = entry.path().trim_start_matches('/');
             for parent in parents(path) {
                 if seen.insert(parent.clone()) {
@@ -136,7 +155,7 @@ impl Image {
         archive.into_inner()
     }
 
-    fn config(&self, layer_hex: &str) -> Vec<u8> {
+    fn config(&self, layer_hexes: &[String]) -> Vec<u8> {
         let env = if self.env.is_empty() {
             vec![DEFAULT_PATH.to_string()]
         } else {
@@ -151,10 +170,16 @@ impl Image {
                 "Cmd": self.cmd,
                 "Env": env,
                 "User": self.user,
-                "WorkingDir": "/",
+                "WorkingDir": if self.working_dir.is_empty() { "/" } else { &self.working_dir },
             },
-            "rootfs": {"type": "layers", "diff_ids": [format!("sha256:{layer_hex}")]},
-            "history": [{"created": "1970-01-01T00:00:00Z", "created_by": "awconf"}],
+            "rootfs": {
+                "type": "layers",
+                "diff_ids": layer_hexes.iter().map(|h| format!("sha256:{h}")).collect::<Vec<_>>(),
+            },
+            "history": layer_hexes
+                .iter()
+                .map(|_| serde_json::json!({"created": "1970-01-01T00:00:00Z", "created_by": "awconf"}))
+                .collect::<Vec<_>>(),
         });
         // serde_json cannot fail on a Value built from strings.
         serde_json::to_vec(&config).unwrap_or_default()
@@ -285,6 +310,42 @@ mod tests {
         assert_eq!(files["bin/hello"].1, b"#!/bin/sh\necho hi\n");
         assert_eq!(files["bin/hi"].2.as_deref(), Some("hello"));
         assert_eq!(files["tmp/"].0, tar::EntryType::Directory);
+    }
+
+    #[test]
+    fn further_layers_follow_the_first_in_the_manifest_and_the_config() {
+        let dir = tempfile::tempdir().unwrap();
+        let file = |path: &str, data: &[u8]| Entry::Bytes {
+            path: path.into(),
+            data: data.to_vec(),
+            mode: 0o644,
+        };
+        let image = Image {
+            reference: "awconf.local/layered:1".into(),
+            entries: vec![file("/opt/a", b"a")],
+            layers: vec![vec![file("/opt/b", b"b")], vec![file("/opt/a", b"c")]],
+            working_dir: "/work".into(),
+            ..Default::default()
+        };
+        let written = image.write_archive(&dir.path().join("l.tar")).unwrap();
+        assert_eq!(written.layer_digests.len(), 3);
+        assert_eq!(written.layer_digests[0], written.layer_digest);
+        let outer = read_tar(&std::fs::read(&written.path).unwrap());
+        let manifest: serde_json::Value =
+            serde_json::from_slice(&outer["manifest.json"].1).unwrap();
+        let config_hex = written.config_digest.strip_prefix("sha256:").unwrap();
+        let config: serde_json::Value =
+            serde_json::from_slice(&outer[&format!("{config_hex}.json")].1).unwrap();
+        assert_eq!(config["config"]["WorkingDir"], "/work");
+        for (i, digest) in written.layer_digests.iter().enumerate() {
+            let hex = digest.strip_prefix("sha256:").unwrap();
+            assert_eq!(manifest[0]["Layers"][i], format!("{hex}/layer.tar"));
+            assert_eq!(&config["rootfs"]["diff_ids"][i], digest);
+        }
+        let last = written.layer_digests[2].strip_prefix("sha256:").unwrap();
+        let files = read_tar(&outer[&format!("{last}/layer.tar")].1);
+        assert_eq!(files["opt/a"].1, b"c");
+        assert_eq!(config["history"].as_array().unwrap().len(), 3);
     }
 
     #[test]

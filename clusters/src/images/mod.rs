@@ -4,12 +4,14 @@
 pub mod archive;
 pub mod contents;
 pub mod load;
+pub mod runner;
 
 use std::path::{Path, PathBuf};
 
 pub use archive::{Entry, Image, Written};
 pub use contents::{BUSYBOX, binary_image, binary_image_at, busybox_image, pause_image};
 pub use load::Loader;
+pub use runner::{RunnerSpec, runner_image};
 
 use crate::toolchain::{self, Component};
 

@@ -297,12 +297,17 @@ fn generated_go_mod(component: &Component) -> Option<String> {
 }
 
 /// The extracted source of `module` at the version `component`'s wrapper module selects
-/// (CRDs and webhook manifests ship inside Go module zips).
+/// (CRDs and webhook manifests ship inside Go module zips). A copy of the files a run reads
+/// at [`source_snapshot`] (what the runner image carries, with no Go) comes first.
 pub fn module_source(
     component: &Component,
     cache: &Path,
     module: &str,
 ) -> Result<PathBuf, BuildError> {
+    let snapshot = source_snapshot(component, cache);
+    if snapshot.is_dir() {
+        return Ok(snapshot);
+    }
     let dir = module_dir(component, cache)?;
     let io = |e| BuildError::Io(format!("{component}: go mod download {module}"), e);
     let out = go_command(&dir)
@@ -322,6 +327,15 @@ pub fn module_source(
             log: dir.display().to_string(),
         }),
     }
+}
+
+/// Where a copy of the parts of `component`'s module that a run reads (Kueue's `config/`)
+/// sits in the cache, for machines without Go.
+pub fn source_snapshot(component: &Component, cache: &Path) -> PathBuf {
+    cache
+        .join("src")
+        .join(component.name)
+        .join(&component.version)
 }
 
 fn build_args(component: &Component, out_dir: &Path) -> Vec<String> {
@@ -423,6 +437,24 @@ fn last_lines(path: &Path, n: usize) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_source_snapshot_in_the_cache_is_read_without_go() {
+        let cache = tempfile::tempdir().unwrap();
+        // A release no wrapper module pins and no proxy serves: only the snapshot can answer.
+        let kueue = Component::kueue("v0.0.0-snapshot");
+        let snapshot = source_snapshot(&kueue, cache.path());
+        std::fs::create_dir_all(snapshot.join("config/components/crd/bases")).unwrap();
+        assert_eq!(
+            module_source(&kueue, cache.path(), "sigs.k8s.io/kueue").unwrap(),
+            snapshot
+        );
+        assert_eq!(
+            snapshot,
+            cache.path().join("src/kueue/v0.0.0-snapshot"),
+            "the runner image writes its snapshots at this path"
+        );
+    }
 
     #[test]
     fn a_second_build_of_one_component_waits_for_the_first() {

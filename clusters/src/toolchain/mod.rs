@@ -6,7 +6,7 @@ mod kubernetes_module;
 mod versions;
 pub mod wrappers;
 
-pub use build::{BuildError, BuildReport, build_all, ensure, module_source};
+pub use build::{BuildError, BuildReport, build_all, ensure, module_source, source_snapshot};
 pub use go::{GoError, check_go};
 pub use kubernetes_module::release as kubernetes_release;
 pub use versions::*;

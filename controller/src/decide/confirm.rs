@@ -4,8 +4,11 @@
 //! or hold an AppWrapper older than the controller's own last write. Most decisions only wait
 //! or set conditions that the next reconcile corrects, and the status patch is conditional on
 //! the resourceVersion read. But a few steps cannot be taken back: concluding that nothing
-//! remains (ResourcesDeployed False, the finalizer removed; spec §4.7) and ending a run (a
-//! reset counted, Failed, Succeeded, Suspended). Those are decided again on fresh reads.
+//! remains (ResourcesDeployed False, the finalizer removed; DEL-NOTHING-LEFT), ending a run (a
+//! reset counted, Failed, Succeeded, Suspended), and creating a component, which a cache that
+//! still shows an AppWrapper already deleted would create for nobody (the status patch after
+//! it fails, and only the garbage collector removes it). Those are decided again on fresh
+//! reads.
 
 use super::{Decision, Effect};
 use crate::api::condition::RESOURCES_DEPLOYED;
@@ -28,7 +31,10 @@ pub fn needs_fresh_reads(original: &AppWrapperStatus, decision: &Decision) -> bo
         || undeployed
         || component_undeployed
         || new.resetting_count != original.resetting_count
-        || decision.effects.contains(&Effect::RemoveFinalizer)
+        || decision
+            .effects
+            .iter()
+            .any(|e| matches!(e, Effect::RemoveFinalizer | Effect::CreateComponent { .. }))
 }
 
 fn deployed(conditions: &[k8s_openapi::apimachinery::pkg::apis::meta::v1::Condition]) -> bool {
@@ -168,6 +174,15 @@ mod tests {
                 "the finalizer removed",
                 running.clone(),
                 vec![Effect::RemoveFinalizer],
+                true,
+            ),
+            (
+                "a component created",
+                running.clone(),
+                vec![Effect::CreateComponent {
+                    index: 0,
+                    object: serde_json::json!({"kind": "Pod"}),
+                }],
                 true,
             ),
         ];

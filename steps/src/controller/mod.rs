@@ -345,6 +345,7 @@ impl ControllerUnderTest {
         };
         self.running = Some(running);
         self.starts += 1;
+        crate::latency::probes::controller_interrupted();
         tracing::info!(mode = self.mode.name(), "controller under test started");
         Ok(())
     }
@@ -352,6 +353,7 @@ impl ControllerUnderTest {
     /// Stops the controller in an orderly way: SIGTERM for a child, shutdown for the embedded
     /// one (it finishes the reconciles in flight).
     pub async fn stop(&mut self) -> anyhow::Result<()> {
+        crate::latency::probes::controller_interrupted();
         match self.running.take() {
             Some(Running::Embedded(handle)) => handle.shutdown().await?,
             Some(Running::Child(mut process)) => {
@@ -369,6 +371,7 @@ impl ControllerUnderTest {
     /// Kills the controller as a crash would: SIGKILL for a child; the embedded controller's
     /// task is aborted (reconciles in flight are dropped unfinished).
     pub async fn kill(&mut self) -> anyhow::Result<()> {
+        crate::latency::probes::controller_interrupted();
         match self.running.take() {
             Some(Running::Child(mut process)) => {
                 tokio::task::spawn_blocking(move || process.kill())
@@ -444,6 +447,7 @@ impl ControllerUnderTest {
             }
             _ => self.stop().await?,
         }
+        self.stop_webhook_server().await;
         Ok(())
     }
 

@@ -1,10 +1,13 @@
-//! A local cluster of one scenario's own, for a scenario that stops the controller under test
-//! when that controller cannot be limited to some AppWrappers (the reference operator): its
-//! own API server, Kueue, fake nodes, invariant monitor and controller, so that it runs beside
-//! the other scenarios instead of alone. The operator listens on its fixed webhook port in a
-//! network namespace of its own ([`clusters::netns`]).
+//! A local cluster of one scenario's own: its own API server, Kueue, fake nodes, invariant
+//! monitor and controller, so that it runs beside the other scenarios instead of alone. For a
+//! scenario that stops the controller under test when that controller cannot be limited to
+//! some AppWrappers (the reference operator), and for the one that upgrades Kueue in place
+//! (every controller that can be started once more on the local cluster). The reference
+//! operator listens on its fixed webhook port in a network namespace of its own
+//! ([`clusters::netns`]); ours serves its webhooks at a port of its own.
 
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 use std::time::Duration;
 
 use anyhow::Context as _;
@@ -13,6 +16,7 @@ use clusters::{Cluster as _, LocalCluster, LocalOptions};
 
 use super::{apply_flavor, steps_client};
 use crate::controller::ControllerUnderTest;
+use crate::harness::{KueueHandle, PendingUpgrade};
 use crate::monitor::Monitor;
 use crate::options::{ControllerMode, SuiteOptions};
 use crate::reference;
@@ -26,9 +30,12 @@ pub struct OwnCluster {
     pub watch_client: kube::Client,
     pub kubeconfig: PathBuf,
     pub monitor: Monitor,
-    kueue: clusters::kueue::Kueue,
+    /// Its Kueue, started at the release the upgrade starts from, for the upgrade scenario.
+    pub kueue_upgrade: Option<PendingUpgrade>,
+    _kueue: Arc<tokio::sync::Mutex<clusters::kueue::Kueue>>,
+    kueue_log: PathBuf,
     _cluster: LocalCluster,
-    _netns: Netns,
+    _netns: Option<Netns>,
     /// Holds one of the run's places for own clusters.
     _place: tokio::sync::OwnedSemaphorePermit,
 }
@@ -36,62 +43,54 @@ pub struct OwnCluster {
 impl OwnCluster {
     /// Brings up the cluster, Kueue under test and the controller of `mode` with `config`,
     /// which logs into `dir`; returns the controller, running, beside the cluster.
+    /// `kueue_from`: the release its Kueue starts at, for the upgrade scenario; the Kueue
+    /// under test otherwise.
     pub async fn up(
         options: &SuiteOptions,
         mode: &ControllerMode,
         config: appwrapper_controller::config::Config,
         dir: &Path,
         place: tokio::sync::OwnedSemaphorePermit,
+        kueue_from: Option<clusters::kueue::KueueVersion>,
     ) -> anyhow::Result<(Self, ControllerUnderTest)> {
-        let ControllerMode::Reference { .. } = mode else {
-            anyhow::bail!(
-                "only the reference operator gets a cluster of its own per scenario, not the {} \
-                 controller",
-                mode.name()
-            );
-        };
         std::fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
-        let netns = Netns::create().context("a network namespace for the scenario's operator")?;
-        let cluster = LocalCluster::up(LocalOptions {
-            kubernetes: options.kubernetes.clone(),
-            namespace_reach: Some(netns.host_address()),
-            ..LocalOptions::default()
-        })
-        .await
-        .context("the scenario's own cluster")?;
-        let kueue = clusters::kueue::Kueue::start(clusters::kueue::host(&cluster), &options.kueue)
+        let netns = match mode {
+            ControllerMode::Reference { .. } => {
+                Some(Netns::create().context("a network namespace for the scenario's operator")?)
+            }
+            ControllerMode::Embedded | ControllerMode::Process { .. } => None,
+            _ => anyhow::bail!(
+                "the {} controller cannot be started on a cluster of a scenario's own",
+                mode.name()
+            ),
+        };
+        let cluster = cluster_up(options, netns.as_ref()).await?;
+        let source = match kueue_from {
+            Some(from) => clusters::kueue::KueueSource::Release(from),
+            None => options.kueue.clone(),
+        };
+        let kueue = clusters::kueue::Kueue::start(clusters::kueue::host(&cluster), &source)
             .await
             .context("Kueue on the scenario's own cluster")?;
-        let watch_client = cluster.client().await?;
-        let client = steps_client(cluster.kubeconfig()).await?;
+        let kueue_log = kueue.log_path();
+        let kueue = Arc::new(tokio::sync::Mutex::new(kueue));
+        let kueue_upgrade = kueue_from.map(|from| {
+            PendingUpgrade::new(from, options.kueue.clone(), KueueHandle::Own(kueue.clone()))
+        });
+        let (client, watch_client, controller) = match &netns {
+            None => ours_on(&cluster, options, dir, kueue_log.clone()).await?,
+            Some(netns) => reference_on(&cluster, netns, mode, config, dir).await?,
+        };
         apply_flavor(&client).await?;
-        let certificates = dir.join("certificates");
-        clusters::private::create_dir(&certificates)
-            .with_context(|| format!("creating {}", certificates.display()))?;
-        let cert_dir = PathBuf::from(reference::CERT_DIR);
-        reference::install(
-            &client,
-            &config,
-            &cert_dir,
-            // Down while the scenario has killed it, and no other scenario writes here.
-            true,
-            reference::Listens::InNamespace(netns.address()),
-        )
-        .await?;
-        let inside = netns.inside(vec![(certificates.clone(), cert_dir)]);
-        let mount = reference::mount_certificates(client.clone(), certificates);
-        let mut controller =
-            ControllerUnderTest::new(mode.clone(), config, &cluster.kubeconfig_at()?, dir)?
-                .inside(inside)
-                .with_certificate_mount(mount);
-        super::local::start_reference(&mut controller, &client, &watch_client).await?;
         let monitor = Monitor::start(watch_client.clone(), Duration::from_secs(60)).await?;
         let own = OwnCluster {
             client,
             watch_client,
             kubeconfig: cluster.kubeconfig().to_path_buf(),
             monitor,
-            kueue,
+            kueue_upgrade,
+            _kueue: kueue,
+            kueue_log,
             _cluster: cluster,
             _netns: netns,
             _place: place,
@@ -100,6 +99,80 @@ impl OwnCluster {
     }
 
     pub fn kueue_log(&self) -> PathBuf {
-        self.kueue.log_path()
+        self.kueue_log.clone()
     }
+}
+
+/// A stand that did not come up says nothing about the controller under test: it gets a
+/// second try, and the scenario fails only if that one fails too.
+async fn cluster_up(options: &SuiteOptions, netns: Option<&Netns>) -> anyhow::Result<LocalCluster> {
+    let cluster_options = || LocalOptions {
+        kubernetes: options.kubernetes.clone(),
+        namespace_reach: netns.map(Netns::host_address),
+        ..LocalOptions::default()
+    };
+    match LocalCluster::up(cluster_options()).await {
+        Ok(cluster) => Ok(cluster),
+        Err(first) => {
+            tracing::warn!(
+                "the scenario's own cluster did not come up, trying once more: {first:#}"
+            );
+            LocalCluster::up(cluster_options()).await.with_context(|| {
+                format!("the scenario's own cluster, tried twice (the first time: {first:#})")
+            })
+        }
+    }
+}
+
+/// Ours, started as the run started its own, with the run's options but for the directory
+/// its configuration, log and webhook certificates go to: (client, watch client, controller).
+async fn ours_on(
+    cluster: &LocalCluster,
+    options: &SuiteOptions,
+    dir: &Path,
+    kueue_log: PathBuf,
+) -> anyhow::Result<(kube::Client, kube::Client, ControllerUnderTest)> {
+    let options = SuiteOptions {
+        report_dir: dir.to_path_buf(),
+        ..options.clone()
+    };
+    let environment = super::local::on_cluster(&options, cluster, kueue_log).await?;
+    Ok((
+        environment.client,
+        environment.watch_client,
+        environment.controller,
+    ))
+}
+
+/// The reference operator in `netns`, its certificates mounted for it alone.
+async fn reference_on(
+    cluster: &LocalCluster,
+    netns: &Netns,
+    mode: &ControllerMode,
+    config: appwrapper_controller::config::Config,
+    dir: &Path,
+) -> anyhow::Result<(kube::Client, kube::Client, ControllerUnderTest)> {
+    let watch_client = cluster.client().await?;
+    let client = steps_client(cluster.kubeconfig()).await?;
+    let certificates = dir.join("certificates");
+    clusters::private::create_dir(&certificates)
+        .with_context(|| format!("creating {}", certificates.display()))?;
+    let cert_dir = PathBuf::from(reference::CERT_DIR);
+    reference::install(
+        &client,
+        &config,
+        &cert_dir,
+        // Down while the scenario has killed it, and no other scenario writes here.
+        true,
+        reference::Listens::InNamespace(netns.address()),
+    )
+    .await?;
+    let inside = netns.inside(vec![(certificates.clone(), cert_dir)]);
+    let mount = reference::mount_certificates(client.clone(), certificates);
+    let mut controller =
+        ControllerUnderTest::new(mode.clone(), config, &cluster.kubeconfig_at()?, dir)?
+            .inside(inside)
+            .with_certificate_mount(mount);
+    super::local::start_reference(&mut controller, &client, &watch_client).await?;
+    Ok((client, watch_client, controller))
 }

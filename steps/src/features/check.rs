@@ -2,7 +2,7 @@
 //! definition matches, or more than one, is a problem at its file and line; an unknown one
 //! comes with the closest known steps.
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 use cucumber::gherkin::{Feature, Step, StepType};
 
@@ -18,10 +18,7 @@ const OTHER_KEYWORD: f64 = 0.5;
 pub fn check(features: &[Feature], definitions: &[StepDefinition]) -> Vec<Problem> {
     let mut problems = Vec::new();
     for feature in features {
-        let path = feature
-            .path
-            .clone()
-            .unwrap_or_else(|| PathBuf::from(&feature.name));
+        let path = super::file_of(feature);
         for (line, tag) in tags_of(feature) {
             if let Some(Err(e)) = crate::version_tags::parse(tag) {
                 problems.push(Problem::at(&path, line, e));

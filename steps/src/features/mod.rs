@@ -2,6 +2,7 @@
 //! binary needs no source tree, and a user's. Before a run starts anything they are all
 //! parsed and every step is checked against the step definitions ([`load_checked`]).
 
+mod behaviours;
 mod check;
 mod definitions;
 mod load;
@@ -18,6 +19,7 @@ pub use definitions::{
     StepDefinition, containing, keyword_name, matching, registered, suggestions,
 };
 pub use load::{load, parse_text};
+pub use nearest::distance as phrase_distance;
 pub use problem::{InvalidFeatures, Problem};
 
 use crate::options::FeatureSet;
@@ -29,6 +31,14 @@ macro_rules! feature {
             include_str!(concat!("../../../features/", $name, ".feature")),
         )
     };
+}
+
+/// Where a feature was read from, or its name when it was not read from a file.
+pub(crate) fn file_of(feature: &Feature) -> PathBuf {
+    feature
+        .path
+        .clone()
+        .unwrap_or_else(|| PathBuf::from(&feature.name))
 }
 
 /// (file name, text) of every built-in feature.
@@ -51,17 +61,38 @@ pub fn built_in_path(name: &str) -> PathBuf {
     Path::new("features").join(name)
 }
 
-/// The features of `set`, parsed, each step matching exactly one step definition; otherwise
-/// every problem of every file.
+/// The features of `set`, parsed, each step matching exactly one step definition and each
+/// behaviour tag naming a behaviour of the specification; when the set holds the built-in
+/// features, every behaviour is checked by one of them or says why not. Otherwise every
+/// problem of every file.
 pub fn load_checked(set: &FeatureSet) -> Result<Vec<Feature>, InvalidFeatures> {
     let (features, mut problems) = load(set);
     problems.extend(check(&features, &registered()));
+    let spec = crate::spec::built_in();
+    problems.extend(behaviours::unknown(&features, spec));
+    if set.includes_built_in() {
+        let built_in: Vec<Feature> = features
+            .iter()
+            .filter(|f| is_built_in(f))
+            .cloned()
+            .collect();
+        problems.extend(behaviours::coverage(
+            &crate::spec::by_behaviour(&built_in),
+            spec,
+        ));
+    }
     problems.sort_by(|a, b| (&a.file, a.line).cmp(&(&b.file, b.line)));
     if problems.is_empty() {
         Ok(features)
     } else {
         Err(InvalidFeatures(problems))
     }
+}
+
+fn is_built_in(feature: &Feature) -> bool {
+    BUILT_IN
+        .iter()
+        .any(|(name, _)| feature.path.as_deref() == Some(built_in_path(name).as_path()))
 }
 
 /// Writes the built-in features into `dir` (created if need be; files of the same names are
@@ -116,6 +147,13 @@ fn display_path(feature: &Feature) -> String {
 mod tests {
     use super::*;
 
+    /// A directory holding a user's `mine.feature` with `text`.
+    fn users_feature(text: &str) -> tempfile::TempDir {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(dir.path().join("mine.feature"), text).unwrap();
+        dir
+    }
+
     #[test]
     fn every_feature_of_the_source_tree_is_built_in() {
         let mut files: Vec<String> = std::fs::read_dir("../features")
@@ -135,12 +173,9 @@ mod tests {
 
     #[test]
     fn a_misspelt_step_of_a_users_feature_is_named_with_the_steps_it_resembles() {
-        let dir = tempfile::tempdir().unwrap();
-        std::fs::write(
-            dir.path().join("mine.feature"),
+        let dir = users_feature(
             "Feature: mine\n  Scenario: s\n    Given an AppWrapper \"a\" wrapping a Job with 1 pod\n    When it is submitted to the LocalQueue\n    Then it reaches phaze Running within 30 seconds\n",
-        )
-        .unwrap();
+        );
         let InvalidFeatures(problems) =
             load_checked(&FeatureSet::BuiltInAnd(dir.path().to_path_buf())).unwrap_err();
         assert_eq!(problems.len(), 1, "{problems:#?}");
@@ -157,6 +192,49 @@ mod tests {
             first_suggestion, "Then it reaches phase … within N seconds",
             "{shown}"
         );
+    }
+
+    /// A citation in a built-in feature (a tag, a comment or a description) names a behaviour
+    /// of the specification; none points into a document the repository does not have.
+    #[test]
+    fn no_citation_of_the_built_in_features_dangles() {
+        let id = regex::Regex::new(r"\b[A-Z]{2,}(?:-[A-Z0-9]+)+\b").unwrap();
+        let spec = crate::spec::built_in();
+        for (name, text) in BUILT_IN {
+            for (n, line) in text.lines().enumerate() {
+                assert!(!line.contains('§'), "{name}:{}: {line}", n + 1);
+                for cited in id.find_iter(line) {
+                    assert!(
+                        spec.find(cited.as_str()).is_some(),
+                        "{name}:{}: {} is no behaviour of {}",
+                        n + 1,
+                        cited.as_str(),
+                        crate::spec::PATH
+                    );
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn a_users_feature_may_name_only_known_behaviours_and_need_not_cover_them() {
+        let dir = users_feature(
+            "Feature: mine\n  @behaviour:FT-EXIT-TERMINL\n  Scenario: s\n    When it is submitted to the LocalQueue\n",
+        );
+        for set in [
+            FeatureSet::BuiltInAnd(dir.path().to_path_buf()),
+            FeatureSet::Only(dir.path().to_path_buf()),
+        ] {
+            let InvalidFeatures(problems) = load_checked(&set).unwrap_err();
+            let shown: Vec<String> = problems.iter().map(ToString::to_string).collect();
+            assert_eq!(
+                shown,
+                [format!(
+                    "{}:3: @behaviour:FT-EXIT-TERMINL of scenario \"s\" names no behaviour of spec/behaviours.yaml; did you mean @behaviour:FT-EXIT-TERMINAL?",
+                    dir.path().join("mine.feature").display()
+                )]
+            );
+        }
     }
 
     #[test]

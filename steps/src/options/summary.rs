@@ -20,6 +20,8 @@ pub struct Summary {
     pub transitions_total: usize,
     /// (feature: scenario, seconds), slowest first.
     pub slowest: Vec<(String, f64)>,
+    /// Where the run's time went, as printed ([`crate::report::time_spent`]).
+    pub time_spent: Vec<String>,
     pub failed_scenarios: Vec<String>,
     /// (feature: scenario, the attempt it passed on).
     pub flaky_scenarios: Vec<(String, usize)>,
@@ -62,6 +64,7 @@ impl Summary {
                 .take(3)
                 .map(|(name, secs)| format!("slow: {secs:.1}s {name}")),
         );
+        lines.extend(self.time_spent.iter().cloned());
         lines.extend(
             self.excluded
                 .iter()

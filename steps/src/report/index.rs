@@ -127,7 +127,8 @@ fn header(report: &Report<'_>) -> Markup {
             a href="#diagram" { "Phase diagram" } " · "
             a href="#parameters" { "Parameters" } " · "
             a href="#skipped" { "Skipped" } " · "
-            a href="#scenarios" { "Scenarios" }
+            a href="#scenarios" { "Scenarios" } " · "
+            a href=(super::specification::FILE) { "Specification" }
         }
     }
 }

@@ -2,13 +2,18 @@
 //! scenario. Retries are written as Maven Surefire writes reruns, which CI test reporters read:
 //! a flaky scenario is a passed case with a `<flakyFailure>` per failed attempt, a scenario
 //! that failed every attempt keeps its earlier failures as `<rerunFailure>`. Scenarios not run
-//! for the controller under test are `<skipped>` cases with the reason.
+//! for the controller under test are `<skipped>` cases with the reason. Each case carries a
+//! `behaviour` property per behaviour of the specification its scenario checks, so that a CI
+//! summary can say which behaviours a controller breaks.
 
 use std::time::Duration;
 
 use quick_junit::{NonSuccessKind, Report, TestCase, TestCaseStatus, TestRerun, TestSuite};
 
 use super::{ScenarioRecord, Skipped, Status};
+
+/// The name of a test case's property that names a behaviour it checks.
+pub const BEHAVIOUR_PROPERTY: &str = "behaviour";
 
 pub fn render(records: &[ScenarioRecord], skipped: &[Skipped], seconds: f64) -> String {
     let mut report = Report::new("awconf");
@@ -21,7 +26,8 @@ pub fn render(records: &[ScenarioRecord], skipped: &[Skipped], seconds: f64) -> 
             status.set_message(s.reason.as_str());
             let mut case = TestCase::new(s.scenario.as_str(), status);
             case.set_classname(s.feature.as_str())
-                .set_time(Duration::ZERO);
+                .set_time(Duration::ZERO)
+                .add_properties(behaviours(&s.text.tags));
             (s.text.key.file.as_str(), s.feature.as_str(), case)
         }));
     let mut suites: Vec<TestSuite> = Vec::new();
@@ -89,8 +95,17 @@ fn ran(record: &ScenarioRecord) -> TestCase {
     let mut case = TestCase::new(record.scenario.as_str(), status);
     case.set_classname(record.feature.as_str())
         .set_time(Duration::from_secs_f64(seconds.max(0.0)))
-        .set_system_out(out);
+        .set_system_out(out)
+        .add_properties(behaviours(&record.text.tags));
     case
+}
+
+/// A `behaviour` property for each behaviour the tags name.
+fn behaviours(tags: &[String]) -> Vec<(&str, &str)> {
+    crate::spec::behaviour_ids(tags)
+        .into_iter()
+        .map(|id| (BEHAVIOUR_PROPERTY, id))
+        .collect()
 }
 
 fn failure(text: &str) -> TestRerun {
@@ -215,6 +230,48 @@ mod tests {
         ] {
             assert_eq!(xml.matches(needle).count(), 1, "{needle}\n{xml}");
         }
+    }
+
+    #[test]
+    fn each_case_names_the_behaviours_its_scenario_checks() {
+        let mut checked = attempt("features/p.feature", 3, false);
+        checked.text.tags = vec![
+            "serial".into(),
+            "behaviour:FT-EXIT-TERMINAL".into(),
+            "behaviour:FT-RETRY-LIMIT".into(),
+        ];
+        let mut skipped_text = text("features/p.feature", 20);
+        skipped_text.tags = vec!["behaviour:FT-WATCH-PODS".into()];
+        let skipped = [Skipped {
+            feature: "F".into(),
+            scenario: "quick".into(),
+            reason: "@extension: not the reference's".into(),
+            text: skipped_text,
+        }];
+        let xml = render(&[checked], &skipped, 1.0);
+        let report = Report::deserialize_from_str(&xml).unwrap();
+        let properties = |name: &str| -> Vec<(String, String)> {
+            report
+                .test_suites
+                .iter()
+                .flat_map(|s| &s.test_cases)
+                .find(|c| c.name.as_str() == name)
+                .unwrap()
+                .properties
+                .iter()
+                .map(|p| (p.name.to_string(), p.value.to_string()))
+                .collect()
+        };
+        let named = |ids: &[&str]| -> Vec<(String, String)> {
+            ids.iter()
+                .map(|id| (BEHAVIOUR_PROPERTY.to_string(), id.to_string()))
+                .collect()
+        };
+        assert_eq!(
+            properties("s3"),
+            named(&["FT-EXIT-TERMINAL", "FT-RETRY-LIMIT"])
+        );
+        assert_eq!(properties("quick"), named(&["FT-WATCH-PODS"]));
     }
 
     #[test]

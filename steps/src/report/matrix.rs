@@ -329,6 +329,8 @@ mod tests {
             seconds: 1.0,
             page: (status != Status::Skipped).then(|| format!("scenarios/{scenario}/index.html")),
             reason: (status == Status::Skipped).then(|| "@extension".to_string()),
+            failure: None,
+            behaviours: Vec::new(),
         }
     }
 

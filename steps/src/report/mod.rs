@@ -2,8 +2,8 @@
 //! the phase diagram with the scenarios behind each edge, the parameters of the design and
 //! the scenarios that test them, what was skipped), a page per scenario (its Gherkin text
 //! with each step's outcome, a timeline of each of its AppWrappers, its artifacts), and
-//! `results.json` for `awconf report compare`, and `junit.xml`. Cucumber JSON comes from
-//! cucumber's writer.
+//! `results.json` for `awconf report compare` and `awconf report summary`, and `junit.xml`.
+//! Cucumber JSON comes from cucumber's writer.
 
 pub mod artifacts;
 pub mod attempts;
@@ -19,6 +19,9 @@ pub mod phase_diagram;
 pub mod recorder;
 pub mod results;
 pub mod scenario_page;
+pub mod specification;
+pub mod summary;
+pub mod time_spent;
 pub mod timeline;
 
 use std::path::{Path, PathBuf};
@@ -67,6 +70,8 @@ pub struct ScenarioRecord {
     pub earlier: Vec<attempts::Attempt>,
     pub failure: Option<String>,
     pub seconds: f64,
+    /// Seconds it waited for the serial lock or a place for its own cluster before it began.
+    pub waited: f64,
     /// Where its artifacts are, when it failed.
     pub artifacts: Option<PathBuf>,
     /// The phase changes the monitor saw in its namespace (`name: A → B`).
@@ -140,12 +145,13 @@ pub struct Report<'a> {
     pub context: &'a str,
 }
 
-/// Writes a page per scenario, `results.json` and `index.html` into `dir`; returns the path
-/// of the index.
+/// Writes a page per scenario, `results.json`, `specification.html` and `index.html` into
+/// `dir`; returns the path of the index.
 pub fn write(dir: &Path, report: &Report<'_>) -> anyhow::Result<PathBuf> {
     for record in report.records {
         scenario_page::write(dir, record)?;
     }
     results::RunResults::of(report).write(dir)?;
+    specification::write(dir, report)?;
     index::write(dir, report)
 }

@@ -1,6 +1,7 @@
 //! `results.json`: what a run's report directory says of each scenario, for machines
 //! (`awconf report compare` reads it instead of the HTML).
 
+use std::collections::BTreeMap;
 use std::path::Path;
 
 use anyhow::Context as _;
@@ -25,6 +26,15 @@ pub struct ScenarioResult {
     /// Why it was skipped, or the first line of its failure.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub reason: Option<String>,
+    /// The whole failure message of a failed scenario (the mismatches, the diff, the object
+    /// seen), as its page shows it. Added within format 1: a reader of an older file finds
+    /// none and has `reason`, its first line.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub failure: Option<String>,
+    /// The behaviours of the specification it checks (its `@behaviour:` tags). Added within
+    /// format 1: an older file names none.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub behaviours: Vec<String>,
 }
 
 #[derive(Serialize, Deserialize, Clone, Debug, PartialEq)]
@@ -51,6 +61,8 @@ impl RunResults {
                 .as_deref()
                 .and_then(|f| f.lines().find(|l| !l.trim().is_empty()))
                 .map(str::to_string),
+            failure: r.failure.clone(),
+            behaviours: behaviours(&r.text.tags),
         });
         let skipped = report.skipped.iter().map(|s| ScenarioResult {
             feature: s.feature.clone(),
@@ -59,6 +71,8 @@ impl RunResults {
             seconds: 0.0,
             page: None,
             reason: Some(s.reason.clone()),
+            failure: None,
+            behaviours: behaviours(&s.text.tags),
         });
         RunResults {
             format: FORMAT,
@@ -67,6 +81,17 @@ impl RunResults {
             seconds: report.summary.duration.as_secs_f64(),
             scenarios: ran.chain(skipped).collect(),
         }
+    }
+
+    /// Each behaviour that a failed scenario checks, with those scenarios, in id order.
+    pub fn broken_behaviours(&self) -> BTreeMap<&str, Vec<&ScenarioResult>> {
+        let mut broken: BTreeMap<&str, Vec<&ScenarioResult>> = BTreeMap::new();
+        for s in self.scenarios.iter().filter(|s| s.status == Status::Failed) {
+            for id in &s.behaviours {
+                broken.entry(id.as_str()).or_default().push(s);
+            }
+        }
+        broken
     }
 
     pub fn write(&self, dir: &Path) -> anyhow::Result<()> {
@@ -93,5 +118,35 @@ impl RunResults {
             results.format
         );
         Ok(results)
+    }
+}
+
+fn behaviours(tags: &[String]) -> Vec<String> {
+    crate::spec::behaviour_ids(tags)
+        .into_iter()
+        .map(str::to_string)
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A results.json from before `failure` was written still reads, without it; one with it
+    /// reads back the same.
+    #[test]
+    fn the_failure_is_an_addition_older_files_do_without() {
+        let older = r#"{"format": 1, "context": "c", "closing_line": "0 passed, 1 failed",
+            "seconds": 1.0, "scenarios": [{"feature": "F", "scenario": "S", "status": "failed",
+            "seconds": 2.0, "page": "scenarios/ns/index.html", "reason": "boom"}]}"#;
+        let mut results: RunResults = serde_json::from_str(older).unwrap();
+        assert_eq!(results.scenarios[0].reason.as_deref(), Some("boom"));
+        assert_eq!(results.scenarios[0].failure, None);
+        results.scenarios[0].failure = Some("boom\nmismatches:\n  - .a: expected 1".into());
+        let dir = tempfile::tempdir().unwrap();
+        results.write(dir.path()).unwrap();
+        assert_eq!(RunResults::read(dir.path()).unwrap(), results);
+        let text = std::fs::read_to_string(dir.path().join(FILE)).unwrap();
+        assert!(text.contains(r#""failure": "boom\nmismatches:"#), "{text}");
     }
 }

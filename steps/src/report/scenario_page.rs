@@ -1,6 +1,7 @@
 //! The page of one scenario, `scenarios/<namespace>/index.html`: its Gherkin text with each
-//! step's outcome, start and duration, its failure, a timeline of each of its AppWrappers,
-//! the Events of its namespace, and links to its artifacts (kept beside the page).
+//! step's outcome, start and duration, its failure, the behaviours of the specification it
+//! checks (or broke), a timeline of each of its AppWrappers, the Events of its namespace, and
+//! links to its artifacts (kept beside the page).
 
 use std::path::{Path, PathBuf};
 
@@ -116,6 +117,7 @@ pub fn render(r: &ScenarioRecord, artifacts: &[String]) -> String {
             h3 { "Failure" }
             pre.failure { (failure) }
         }
+        (behaviours(r))
         (earlier_attempts(r))
         (steps(r))
         (timelines(r))
@@ -138,6 +140,31 @@ pub fn render(r: &ScenarioRecord, artifacts: &[String]) -> String {
         }
     };
     page(&format!("{status} — {}", r.title()), body)
+}
+
+/// The behaviours of the specification it checks, each a link to its row of the Specification
+/// page: those it broke, when it failed.
+fn behaviours(r: &ScenarioRecord) -> Markup {
+    let ids = crate::spec::behaviour_ids(&r.text.tags);
+    let heading = if r.status() == Status::Failed {
+        "Behaviours it broke"
+    } else {
+        "Behaviours it checks"
+    };
+    html! {
+        @if !ids.is_empty() {
+            h3 { (heading) }
+            ul.behaviours {
+                @for id in ids {
+                    @let statement = crate::spec::built_in().find(id).map(|b| b.statement.as_str());
+                    li {
+                        a href={ "../../" (super::specification::FILE) "#" (id) } { code { (id) } }
+                        @if let Some(statement) = statement { ": " (statement) }
+                    }
+                }
+            }
+        }
+    }
 }
 
 /// Its duration, namespace, where it is written, its tags and its attempts.
@@ -353,6 +380,7 @@ mod tests {
                 },
                 keyword: "Scenario".into(),
                 name: "Running → Succeeded".into(),
+                tags: vec!["serial".into(), "behaviour:PH-SUCCEEDED".into()],
                 steps: vec![
                     step(4, "Given", "an AppWrapper"),
                     step(5, "When", "it is submitted"),
@@ -381,6 +409,8 @@ mod tests {
             "not run",
             "<a href=\"logs/kueue.log\">",
             "<span class=\"failed\">failed</span>",
+            "<h3>Behaviours it broke</h3>",
+            "<li><a href=\"../../specification.html#PH-SUCCEEDED\"><code>PH-SUCCEEDED</code></a>: When the succeeded pods",
         ];
         for want in expected {
             assert!(html.contains(want), "{want} missing from\n{html}");

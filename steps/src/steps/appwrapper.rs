@@ -152,7 +152,8 @@ async fn submit(w: &mut AwWorld, subject: &Subject, how: Submission) -> anyhow::
         .remove(&name)
         .with_context(|| format!("AppWrapper {name} was not defined (or was already submitted)"))?;
     aw["metadata"]["namespace"] = json!(w.ns);
-    if w.own_controller.is_some() {
+    // On a cluster of its own the scenario's controller is the only one, and takes all.
+    if w.own_controller.is_some() && w.own_cluster.is_none() {
         set_label(&mut aw, OWN_CONTROLLER_LABEL, &w.ns);
     }
     match how {

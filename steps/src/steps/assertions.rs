@@ -48,18 +48,25 @@ fn observed(aw: &Value) -> Phase {
     phase_of(aw).parse().unwrap_or_default()
 }
 
-/// Waits until the AppWrapper is in `target`; gives up early once that cannot happen.
+/// Waits until the AppWrapper is in `target`, or the monitor saw it enter `target` since the
+/// wait began (a brief phase may be over before a poll on a loaded machine lands on it);
+/// gives up early once that cannot happen.
 pub async fn reach_phase(
     w: &AwWorld,
     name: &str,
     target: Phase,
     timeout: std::time::Duration,
 ) -> anyhow::Result<Value> {
+    let since = chrono::Utc::now();
     wait::eventually(
         timeout,
         &format!("AppWrapper {name} to reach phase {target}"),
         move || async move {
+            let entered = w.monitor().entered(&w.ns, name, target, since);
             let Some(aw) = w.appwrapper(name).await? else {
+                if entered {
+                    return Ok(Check::Done(Value::Null));
+                }
                 return Ok(
                     if target == Phase::Terminating && w.submitted.iter().any(|s| s == name) {
                         Check::Never(format!("AppWrapper {name} is gone"))
@@ -69,7 +76,7 @@ pub async fn reach_phase(
                 );
             };
             let now = observed(&aw);
-            if now == target {
+            if now == target || entered {
                 return Ok(Check::Done(aw));
             }
             let stuck =

@@ -204,47 +204,81 @@ async fn admitted(w: &mut AwWorld, count: i64, seconds: Within) -> anyhow::Resul
     .await
 }
 
-/// Read once: one Workload for each AppWrapper in the namespace, owned by it, and no Workload
-/// owned by anything else (an AppWrapper that is gone, a wrapped object).
+/// One Workload for each AppWrapper in the namespace, owned by it, and no Workload owned by
+/// anything else (a wrapped object, nothing), read once. A Workload whose only owners are
+/// AppWrappers that are gone is the garbage collector's to delete, not the controller's, and
+/// is waited on for at most [`GARBAGE_COLLECTION`].
 #[then(regex = r"^each AppWrapper has exactly one workload and no other workload exists$")]
 async fn one_workload_each(w: &mut AwWorld) -> anyhow::Result<()> {
-    let appwrappers = api::appwrappers(&w.client, &w.ns)
-        .list(&kube::api::ListParams::default())
-        .await
-        .context("listing AppWrappers")?;
-    let names: Vec<String> = appwrappers
-        .items
-        .iter()
-        .filter_map(|a| a.metadata.name.clone())
-        .collect();
-    let workloads = api::workloads_in(&w.client, &w.ns).await?;
-    let mut problems = Vec::new();
-    for name in &names {
+    let (client, ns) = (&w.client, w.ns.as_str());
+    wait::eventually(
+        GARBAGE_COLLECTION,
+        "one Workload per AppWrapper and no other",
+        move || async move {
+            let appwrappers = api::appwrappers(client, ns)
+                .list(&kube::api::ListParams::default())
+                .await
+                .context("listing AppWrappers")?;
+            let names: Vec<String> = appwrappers
+                .items
+                .iter()
+                .filter_map(|a| a.metadata.name.clone())
+                .collect();
+            let workloads = api::workloads_in(client, ns).await?;
+            Ok(judge_workloads(&names, &workloads))
+        },
+    )
+    .await
+}
+
+/// How long the Workload of a deleted AppWrapper may outlive it: Kueue lifts its finalizer and
+/// the garbage collector deletes it, both of the stand.
+const GARBAGE_COLLECTION: std::time::Duration = std::time::Duration::from_secs(30);
+
+fn judge_workloads(appwrappers: &[String], workloads: &[DynamicObject]) -> Check<()> {
+    let mut wrong = Vec::new();
+    for name in appwrappers {
         let count = workloads
             .iter()
             .filter(|wl| api::owned_by_appwrapper(wl, name))
             .count();
         if count != 1 {
-            problems.push(format!("AppWrapper {name} has {count} Workloads"));
+            wrong.push(format!("AppWrapper {name} has {count} Workloads"));
         }
     }
-    for workload in &workloads {
-        if !names.iter().any(|n| api::owned_by_appwrapper(workload, n)) {
-            problems.push(format!(
-                "Workload {} is owned by no AppWrapper here but by [{}]",
-                workload.metadata.name.as_deref().unwrap_or_default(),
-                owners(workload)
-            ));
+    let mut uncollected = Vec::new();
+    for workload in workloads {
+        if appwrappers
+            .iter()
+            .any(|n| api::owned_by_appwrapper(workload, n))
+        {
+            continue;
+        }
+        let line = format!(
+            "Workload {} is owned by no AppWrapper here but by [{}]",
+            workload.metadata.name.as_deref().unwrap_or_default(),
+            owners(workload)
+        );
+        let owners = workload.metadata.owner_references.as_deref().unwrap_or(&[]);
+        if !owners.is_empty() && owners.iter().all(|o| o.kind == "AppWrapper") {
+            uncollected.push(format!("{line}, which are gone: not yet garbage-collected"));
+        } else {
+            wrong.push(line);
         }
     }
-    anyhow::ensure!(
-        problems.is_empty(),
-        "{} AppWrappers, {} Workloads:\n{}",
-        names.len(),
-        workloads.len(),
-        problems.join("\n")
+    let summary = format!(
+        "{} AppWrappers, {} Workloads:",
+        appwrappers.len(),
+        workloads.len()
     );
-    Ok(())
+    if !wrong.is_empty() {
+        wrong.extend(uncollected);
+        Check::Never(format!("{summary}\n{}", wrong.join("\n")))
+    } else if !uncollected.is_empty() {
+        Check::NotYet(format!("{summary}\n{}", uncollected.join("\n")))
+    } else {
+        Check::Done(())
+    }
 }
 
 /// The CPU the ClusterQueue has reserved and counts as used, over its flavors, is `count`:
@@ -292,8 +326,71 @@ fn cpu_total(flavors: &serde_json::Value) -> f64 {
 
 #[cfg(test)]
 mod tests {
-    use super::cpu_total;
+    use super::{cpu_total, judge_workloads};
+    use crate::wait::Check;
+    use kube::api::DynamicObject;
     use serde_json::json;
+
+    fn workload(name: &str, owners: &[(&str, &str)]) -> DynamicObject {
+        let refs: Vec<_> = owners
+            .iter()
+            .map(|(kind, owner)| {
+                json!({"apiVersion": "v1", "kind": kind, "name": owner, "uid": owner})
+            })
+            .collect();
+        serde_json::from_value(json!({
+            "apiVersion": "kueue.x-k8s.io/v1beta1", "kind": "Workload",
+            "metadata": {"name": name, "ownerReferences": refs},
+        }))
+        .unwrap()
+    }
+
+    #[test]
+    fn a_gone_appwrappers_workload_is_awaited_and_a_duplicate_or_stray_is_refused_at_once() {
+        let names = |n: &[&str]| n.iter().map(|s| s.to_string()).collect::<Vec<_>>();
+        let kept = workload("wl-a", &[("AppWrapper", "a")]);
+        let cases = [
+            ("one each", names(&["a"]), vec![kept.clone()], "done"),
+            (
+                "a deleted AppWrapper's, not yet collected",
+                names(&["a"]),
+                vec![kept.clone(), workload("wl-b", &[("AppWrapper", "b")])],
+                "not yet",
+            ),
+            (
+                "two for one AppWrapper",
+                names(&["a"]),
+                vec![kept.clone(), workload("wl-a2", &[("AppWrapper", "a")])],
+                "never",
+            ),
+            (
+                "none for one",
+                names(&["a", "b"]),
+                vec![kept.clone()],
+                "never",
+            ),
+            (
+                "owned by a wrapped Job",
+                names(&["a"]),
+                vec![kept.clone(), workload("wl-job", &[("Job", "a-job")])],
+                "never",
+            ),
+            (
+                "owned by nothing",
+                names(&["a"]),
+                vec![kept.clone(), workload("wl-orphan", &[])],
+                "never",
+            ),
+        ];
+        for (case, appwrappers, workloads, want) in cases {
+            let got = match judge_workloads(&appwrappers, &workloads) {
+                Check::Done(()) => "done",
+                Check::NotYet(_) => "not yet",
+                Check::Never(_) => "never",
+            };
+            assert_eq!(got, want, "{case}");
+        }
+    }
 
     #[test]
     fn cpu_totals_add_up_over_flavors_in_cores_and_millicores() {

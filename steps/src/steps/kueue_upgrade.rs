@@ -1,6 +1,6 @@
-//! Upgrading Kueue in place (`@kueue-upgrade` scenarios, which are `@serial`): the run started
-//! Kueue at an older release, and the scenario replaces it with the Kueue under test while
-//! the cluster keeps every object.
+//! Upgrading Kueue in place (`@kueue-upgrade` scenarios, which are `@serial`): the run, or the
+//! scenario's own cluster, started Kueue at an older release, and the scenario replaces it with
+//! the Kueue under test while the cluster keeps every object.
 
 use std::time::Instant;
 
@@ -14,14 +14,15 @@ use crate::world::AwWorld;
 
 fn pending(w: &AwWorld) -> anyhow::Result<&PendingUpgrade> {
     anyhow::ensure!(
-        w.upgrades_kueue && w.serial,
+        w.upgrades_kueue && (w.serial || w.own_cluster.is_some()),
         "a scenario that upgrades Kueue must be tagged @serial @{}",
         crate::options::KUEUE_UPGRADE_TAG
     );
-    let upgrade =
-        w.h.kueue_upgrade
-            .as_ref()
-            .context("this run did not start Kueue at an older release to upgrade from")?;
+    let upgrade = match &w.own_cluster {
+        Some(own) => own.kueue_upgrade.as_ref(),
+        None => w.h.kueue_upgrade.as_ref(),
+    }
+    .context("this run did not start Kueue at an older release to upgrade from")?;
     anyhow::ensure!(
         !upgrade.done(),
         "Kueue was already upgraded to {}",

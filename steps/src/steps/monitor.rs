@@ -116,8 +116,7 @@ async fn saw_condition(
         move || async move {
             Ok(
                 if world
-                    .h
-                    .monitor
+                    .monitor()
                     .saw_condition(&world.ns, aw, kind, status, reason)
                 {
                     Check::Done(())

@@ -11,8 +11,16 @@ use std::time::Duration;
 use super::config::{BRIDGE, NODE_PATH, NodePaths};
 use crate::poll;
 
-/// Runs `argv` with a deadline; `Err` holds what to report.
-pub fn run(argv: &[String], timeout: Duration) -> Result<String, String> {
+/// How a command that ran to its end ended.
+struct Finished {
+    status: std::process::ExitStatus,
+    stdout: String,
+    stderr: String,
+}
+
+/// Runs `argv` to its end within `timeout`; `Err` when it cannot start or overruns (it is then
+/// killed).
+fn run_to_end(argv: &[String], timeout: Duration) -> Result<Finished, String> {
     let mut child = Command::new(&argv[0])
         .args(&argv[1..])
         .env("PATH", NODE_PATH)
@@ -36,16 +44,116 @@ pub fn run(argv: &[String], timeout: Duration) -> Result<String, String> {
     let out = child
         .wait_with_output()
         .map_err(|e| format!("{}: {e}", argv[0]))?;
-    let stdout = String::from_utf8_lossy(&out.stdout).to_string();
-    if out.status.success() {
-        Ok(stdout)
+    Ok(Finished {
+        status: out.status,
+        stdout: String::from_utf8_lossy(&out.stdout).to_string(),
+        stderr: String::from_utf8_lossy(&out.stderr).to_string(),
+    })
+}
+
+/// Runs `argv` with a deadline; `Err` holds what to report.
+pub fn run(argv: &[String], timeout: Duration) -> Result<String, String> {
+    let done = run_to_end(argv, timeout)?;
+    if done.status.success() {
+        Ok(done.stdout)
     } else {
         Err(format!(
-            "`{}` failed ({}): {stdout}{}",
+            "`{}` failed ({}): {}{}",
             argv.join(" "),
-            out.status,
-            String::from_utf8_lossy(&out.stderr)
+            done.status,
+            done.stdout,
+            done.stderr
         ))
+    }
+}
+
+/// What a failed `ctr` call says about the node's containers.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum CtrFailure {
+    /// The task is already gone: containerd has no such task (any more), or the task's shim
+    /// exited while containerd talked to it, after which containerd removes the task itself.
+    TaskGone,
+    /// containerd is not answering: its socket refuses connections or is gone, or containerd
+    /// went away during the call. Its shims, and the containers they hold, may still run.
+    ContainerdGone,
+    /// Anything else (a call that overran its deadline among them): the task may still be there.
+    Other,
+}
+
+/// What containerd 1.6's `ctr` (through gRPC) prints when containerd is not there to answer:
+/// `failed to dial "<socket>": connection error: desc = "transport: error while dialing: dial
+/// unix <socket>: connect: connection refused"` (or `... context deadline exceeded ...
+/// timeout` once the socket file is gone), and `transport is closing: unavailable` or
+/// `error reading from server: EOF: unavailable` when containerd dies during the call.
+const CONTAINERD_GONE: &[&str] = &[
+    "failed to dial",
+    "connection refused",
+    "transport is closing",
+    "error reading from server",
+    "connection reset by peer",
+];
+
+/// What it prints when the task is already gone: `no running task found: task <id> not found:
+/// not found`, `no running task found: not found` or `not found` (containerd has no such task,
+/// or no longer once its shim died), `ttrpc: closed: unknown` (the shim exited while containerd
+/// talked to it over ttrpc; containerd then cleans the task up on "shim disconnected"), and
+/// the kernel's `no such process` or containerd's `process already finished` for a task whose
+/// process has exited.
+const TASK_GONE: &[&str] = &[
+    "not found",
+    "ttrpc: closed",
+    "ttrpc: server closed",
+    "shim disconnected",
+    "no such process",
+    "process already finished",
+];
+
+/// Tells from what a failed `ctr` printed whether its task is already gone, containerd is gone,
+/// or neither. containerd's absence is told first: then nothing is known about the task.
+pub fn ctr_failure(output: &str) -> CtrFailure {
+    let output = output.to_lowercase();
+    if CONTAINERD_GONE.iter().any(|m| output.contains(m)) {
+        CtrFailure::ContainerdGone
+    } else if TASK_GONE.iter().any(|m| output.contains(m)) {
+        CtrFailure::TaskGone
+    } else {
+        CtrFailure::Other
+    }
+}
+
+/// A `ctr` call that failed, and what its failure says.
+#[derive(Debug, thiserror::Error)]
+#[error("{message}")]
+pub struct CtrError {
+    pub failure: CtrFailure,
+    pub message: String,
+}
+
+/// Runs `ctr args` against the node's containerd; a failure is told apart from what `ctr`
+/// printed (not from the command line, which names the socket's path).
+pub fn run_ctr(paths: &NodePaths, args: &[&str], timeout: Duration) -> Result<String, CtrError> {
+    let argv = ctr(paths, args);
+    let done = run_to_end(&argv, timeout).map_err(|message| CtrError {
+        failure: CtrFailure::Other,
+        message,
+    })?;
+    if done.status.success() {
+        Ok(done.stdout)
+    } else {
+        Err(ctr_error(&argv, &done))
+    }
+}
+
+fn ctr_error(argv: &[String], done: &Finished) -> CtrError {
+    let output = format!("{}{}", done.stdout, done.stderr);
+    CtrError {
+        failure: ctr_failure(&output),
+        message: format!(
+            "`{}` failed ({}): {}",
+            argv.join(" "),
+            done.status,
+            output.trim()
+        ),
     }
 }
 
@@ -67,23 +175,65 @@ pub fn containerd_answers(paths: &NodePaths) -> bool {
 
 /// Kills and deletes every task and container of the node's containerd, which must be
 /// running. The kubelet is stopped by then, so nothing restarts them.
-pub fn remove_containers(paths: &NodePaths) -> Result<(), String> {
+///
+/// A task that is already gone (its shim exited, containerd removed it) is no failure, and one
+/// failed delete does not stop the others: what is left is read back from containerd rather
+/// than trusted to the exit statuses. Stops at once with a [`CtrFailure::ContainerdGone`] error
+/// when containerd goes away: the caller then removes the rest without it.
+pub fn remove_containers(paths: &NodePaths) -> Result<(), CtrError> {
     let timeout = Duration::from_secs(60);
-    let tasks = run(&ctr(paths, &["tasks", "ls", "-q"]), timeout)?;
-    for task in tasks.split_whitespace() {
-        // Killing a pod's sandbox takes the pod's other containers with it: their tasks may be
-        // gone by the time their turn comes.
-        match run(&ctr(paths, &["tasks", "delete", "--force", task]), timeout) {
-            Err(e) if !e.contains("not found") => return Err(e),
-            _ => {}
+    let list = |what: &str| -> Result<Vec<String>, CtrError> {
+        let ids = run_ctr(paths, &[what, "ls", "-q"], timeout)?;
+        Ok(ids.split_whitespace().map(str::to_string).collect())
+    };
+    let mut failures = Vec::new();
+    let mut tasks = list("tasks")?;
+    for round in 0..3 {
+        if tasks.is_empty() {
+            break;
         }
+        if round > 0 {
+            // containerd removes a task whose shim died in the background.
+            std::thread::sleep(Duration::from_millis(500));
+        }
+        for task in &tasks {
+            // Killing a pod's sandbox takes the pod's other containers with it: their tasks may
+            // be gone by the time their turn comes.
+            match run_ctr(paths, &["tasks", "delete", "--force", task], timeout) {
+                Ok(_) => {}
+                Err(e) => match e.failure {
+                    CtrFailure::TaskGone => {
+                        tracing::debug!("task {task} was already gone: {e}");
+                    }
+                    CtrFailure::ContainerdGone => return Err(e),
+                    CtrFailure::Other => failures.push(e.message),
+                },
+            }
+        }
+        tasks = list("tasks")?;
     }
-    let containers = run(&ctr(paths, &["containers", "ls", "-q"]), timeout)?;
-    let containers: Vec<&str> = containers.split_whitespace().collect();
+    if !tasks.is_empty() {
+        return Err(CtrError {
+            failure: CtrFailure::Other,
+            message: format!("tasks left: {tasks:?} ({})", failures.join("; ")),
+        });
+    }
+    let containers = list("containers")?;
     if !containers.is_empty() {
         let mut args = vec!["containers", "delete"];
-        args.extend(&containers);
-        run(&ctr(paths, &args), timeout)?;
+        args.extend(containers.iter().map(String::as_str));
+        if let Err(e) = run_ctr(paths, &args, timeout) {
+            if e.failure == CtrFailure::ContainerdGone {
+                return Err(e);
+            }
+            let left = list("containers")?;
+            if !left.is_empty() {
+                return Err(CtrError {
+                    failure: CtrFailure::Other,
+                    message: format!("containers left: {left:?} ({e})"),
+                });
+            }
+        }
     }
     Ok(())
 }
@@ -113,6 +263,18 @@ pub fn kill_pids(pids: &[u32]) {
     poll::blocking_until(Duration::from_secs(5), Duration::from_millis(20), || {
         !pids.iter().any(|p| crate::process::is_alive(*p))
     });
+}
+
+/// Kills the shims of the node's containerd by pid (a containerd that went away leaves them
+/// running, and the containers under them); reports any that stay.
+pub fn kill_shims(paths: &NodePaths) -> Result<(), String> {
+    kill_pids(&shim_pids(paths));
+    let left = shim_pids(paths);
+    if left.is_empty() {
+        Ok(())
+    } else {
+        Err(format!("containerd shims still running: pids {left:?}"))
+    }
 }
 
 /// Every container and sandbox the node's containerd knows of, from its root and state
@@ -187,7 +349,11 @@ pub fn remove_container_cgroups(ids: &[String]) -> Result<(), String> {
     let mut left = Vec::new();
     for cgroup in &cgroups {
         if std::fs::remove_dir(cgroup).is_err() && cgroup.exists() {
-            left.push(cgroup.display().to_string());
+            left.push(format!(
+                "{} (processes {:?})",
+                cgroup.display(),
+                procs(cgroup)
+            ));
         }
     }
     if !ids.is_empty() {
@@ -305,6 +471,95 @@ mod tests {
             ctr(&paths, &["tasks", "ls", "-q"]).join(" "),
             "ctr --address=/w/node/containerd/containerd.sock --namespace=k8s.io tasks ls -q"
         );
+    }
+
+    /// What containerd 1.6.20's `ctr` printed on this machine (with the log line it prints
+    /// before its own) when a task's shim was killed before or during `tasks delete --force`
+    /// (`ttrpc: closed` came from the real node's teardown, as in issue #48), when containerd
+    /// was killed during it, and after.
+    #[rstest::rstest]
+    #[case::shim_killed_during_delete(
+        "time=\"2026-11-28T22:20:11Z\" level=error msg=\"unable to delete 27b0a26e\" \
+         error=\"failed to delete task: ttrpc: closed: unknown\"\n\
+         ctr: failed to delete task: ttrpc: closed: unknown",
+        CtrFailure::TaskGone
+    )]
+    #[case::process_deleted_with_its_sandbox(
+        "time=\"2026-11-28T22:20:12Z\" level=error msg=\"unable to delete eae52fcd\" \
+         error=\"failed to delete task: cannot delete a deleted process: not found\"\n\
+         ctr: failed to delete task: cannot delete a deleted process: not found",
+        CtrFailure::TaskGone
+    )]
+    #[case::task_deleted_before(
+        "time=\"2026-11-28T21:51:25Z\" level=error msg=\"failed to load task from ta\" \
+         error=\"no running task found: task ta not found: not found\"\n\
+         ctr: no running task found: task ta not found: not found",
+        CtrFailure::TaskGone
+    )]
+    #[case::shim_killed_before("ctr: no running task found: not found", CtrFailure::TaskGone)]
+    #[case::shim_killed_at_the_start("ctr: ttrpc: closed: unknown", CtrFailure::TaskGone)]
+    #[case::task_removed_during_delete("ctr: not found", CtrFailure::TaskGone)]
+    #[case::shim_server_closed("ctr: ttrpc: server closed: unknown", CtrFailure::TaskGone)]
+    #[case::process_exited("ctr: process already finished: not found", CtrFailure::TaskGone)]
+    #[case::no_such_process("ctr: no such process: unknown", CtrFailure::TaskGone)]
+    #[case::containerd_killed_during_call(
+        "time=\"2026-11-28T21:52:01Z\" level=error msg=\"failed to load task from k1\" \
+         error=\"transport is closing: unavailable\"\nctr: transport is closing: unavailable",
+        CtrFailure::ContainerdGone
+    )]
+    #[case::containerd_dead(
+        "ctr: failed to dial \"/w/node/containerd/containerd.sock\": connection error: desc = \
+         \"transport: error while dialing: dial unix /w/node/containerd/containerd.sock: \
+         connect: connection refused\"",
+        CtrFailure::ContainerdGone
+    )]
+    #[case::socket_removed(
+        "ctr: failed to dial \"/w/node/containerd/containerd.sock\": context deadline \
+         exceeded: connection error: desc = \"transport: error while dialing: dial \
+         unix:///w/node/containerd/containerd.sock: timeout\"",
+        CtrFailure::ContainerdGone
+    )]
+    #[case::containerd_gone_and_the_task_unknown(
+        "ctr: error reading from server: EOF: unavailable",
+        CtrFailure::ContainerdGone
+    )]
+    #[case::hung_shim(
+        "ctr: failed to delete task: context deadline exceeded: unknown",
+        CtrFailure::Other
+    )]
+    #[case::runc_failed(
+        "ctr: runc did not terminate successfully: exit status 1: unknown",
+        CtrFailure::Other
+    )]
+    #[case::permission("ctr: permission denied", CtrFailure::Other)]
+    #[case::nothing_printed("", CtrFailure::Other)]
+    fn a_failed_ctr_call_is_told_apart_by_what_it_printed(
+        #[case] output: &str,
+        #[case] expected: CtrFailure,
+    ) {
+        assert_eq!(ctr_failure(output), expected);
+    }
+
+    #[test]
+    fn a_failed_ctr_call_is_told_apart_by_its_output_not_its_command_line() {
+        use std::os::unix::process::ExitStatusExt;
+        // A node directory whose path reads like a failure changes nothing.
+        let paths = NodePaths::new(Path::new("/tmp/not found/connection refused"));
+        let argv = ctr(&paths, &["tasks", "delete", "--force", "abc"]);
+        let done = |stderr: &str| Finished {
+            status: std::process::ExitStatus::from_raw(1 << 8),
+            stdout: String::new(),
+            stderr: stderr.to_string(),
+        };
+        let err = ctr_error(&argv, &done("ctr: ttrpc: closed: unknown\n"));
+        assert_eq!(err.failure, CtrFailure::TaskGone);
+        assert!(
+            err.message
+                .ends_with("failed (exit status: 1): ctr: ttrpc: closed: unknown"),
+            "{err}"
+        );
+        let err = ctr_error(&argv, &done("ctr: permission denied\n"));
+        assert_eq!(err.failure, CtrFailure::Other, "{err}");
     }
 
     #[test]

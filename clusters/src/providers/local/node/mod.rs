@@ -371,7 +371,9 @@ impl Drop for RealNode {
 }
 
 /// Tears a node down in order; `stop` stops the named process (`kube-proxy`, `kubelet`,
-/// `containerd`). Returns what could not be removed.
+/// `containerd`). Returns what is left on the machine: containerd or a shim going away on the
+/// way is no error (the rest is removed without them), only a process, cgroup, mount or
+/// machine setting that stays is.
 pub fn teardown(work_dir: &Path, kube_proxy: &Path, mut stop: impl FnMut(&str)) -> Vec<String> {
     let paths = NodePaths::new(work_dir);
     let mut errors = Vec::new();
@@ -384,9 +386,33 @@ pub fn teardown(work_dir: &Path, kube_proxy: &Path, mut stop: impl FnMut(&str)) 
     }
     stop("kubelet");
     let containers = cleanup::container_ids(&paths);
-    errors.extend(remove_containers(&paths).err());
+    let removed = cleanup::containerd_answers(&paths).then(|| cleanup::remove_containers(&paths));
     stop("containerd");
-    cleanup::kill_pids(&cleanup::shim_pids(&paths));
+    // Whatever this leaves (a process, a cgroup, a mount) is found and removed below; these are
+    // only the ways it came to be removed without containerd.
+    let containerd_gone = match removed {
+        Some(Ok(())) => false,
+        Some(Err(e)) if e.failure == cleanup::CtrFailure::ContainerdGone => {
+            tracing::warn!(
+                "real node teardown: containerd went away while removing containers ({e}); \
+                 removing the rest without it"
+            );
+            true
+        }
+        Some(Err(e)) => {
+            tracing::warn!(
+                "real node teardown: not every container was removed through containerd ({e}); \
+                 killing what is left"
+            );
+            false
+        }
+        // Not running: the harness died, or containerd did.
+        None => true,
+    };
+    if containerd_gone && let Err(e) = take_over_containers(&paths) {
+        tracing::warn!("real node teardown: {e}; killing what is left");
+    }
+    errors.extend(cleanup::kill_shims(&paths).err());
     errors.extend(cleanup::remove_container_cgroups(&containers).err());
     errors.extend(cleanup::unmount_all(&paths.dir).err());
     if owns_machine {
@@ -398,13 +424,10 @@ pub fn teardown(work_dir: &Path, kube_proxy: &Path, mut stop: impl FnMut(&str)) 
     errors
 }
 
-/// Removes the containers through the node's containerd; when it is gone but its shims still
-/// run (the harness died), a containerd on the same root and state takes them over long enough
-/// to remove them.
-fn remove_containers(paths: &NodePaths) -> Result<(), String> {
-    if cleanup::containerd_answers(paths) {
-        return cleanup::remove_containers(paths);
-    }
+/// Removes the containers of a node whose containerd is gone while its shims still run (the
+/// harness died, or containerd went away during teardown): a containerd on the same root and
+/// state takes them over long enough to remove them.
+fn take_over_containers(paths: &NodePaths) -> Result<(), String> {
     if cleanup::shim_pids(paths).is_empty() || !paths.containerd_config().is_file() {
         return Ok(());
     }
@@ -417,7 +440,7 @@ fn remove_containers(paths: &NodePaths) -> Result<(), String> {
     poll::blocking_until(Duration::from_secs(20), Duration::from_millis(100), || {
         cleanup::containerd_answers(paths)
     });
-    let result = cleanup::remove_containers(paths);
+    let result = cleanup::remove_containers(paths).map_err(|e| e.message);
     process.stop(Duration::from_secs(10));
     result
 }

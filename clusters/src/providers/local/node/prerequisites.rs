@@ -103,11 +103,11 @@ mod tests {
 
     #[test]
     fn ci_installs_the_same_packages() {
-        let ci = include_str!("../../../../../.ci/run");
+        let ci = include_str!("../../../../../ci/setup");
         let packages = INSTALL.trim_start_matches("apt-get install -y ");
         assert!(
             ci.contains(&format!("REAL_NODE_PACKAGES=\"{packages}\"")),
-            ".ci/run must install: {packages}"
+            "ci/setup must install: {packages}"
         );
     }
 
