@@ -96,21 +96,6 @@ impl Drop for Containerd {
     }
 }
 
-/// `appwrapper-controller` beside the `awconf` under test (`cargo build` puts them together).
-fn controller_binary() -> PathBuf {
-    let awconf = PathBuf::from(env!("CARGO_BIN_EXE_awconf"));
-    let controller = awconf.with_file_name("appwrapper-controller");
-    if !controller.is_file() {
-        let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
-        let status = Command::new(cargo)
-            .args(["build", "-p", "appwrapper-controller"])
-            .status()
-            .unwrap();
-        assert!(status.success(), "cargo build -p appwrapper-controller");
-    }
-    controller
-}
-
 /// The entry script of `action.yml`, run as the action runs it, on containerd.
 fn entrypoint(
     containerd: &Containerd,
@@ -145,7 +130,7 @@ fn entrypoint(
 fn the_action_runs_the_suite_in_a_container_of_the_runner_image() {
     let dir = tempfile::tempdir().unwrap();
     let archive = dir.path().join("runner.tar");
-    let controller = controller_binary();
+    let controller = common::controller::controller_binary();
 
     let started = Instant::now();
     let (code, text) = common::awconf([

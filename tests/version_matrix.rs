@@ -70,3 +70,54 @@ fn the_kueue_feature_passes_on_every_pinned_pair() {
     );
     assert!(text.contains("1 passed, 0 failed"), "{text}");
 }
+
+/// A maintainer's controller, given as a command, meets two Kueue releases: our controller's
+/// binary stands in for theirs (`--controller external -- CMD`), started in each pair with
+/// that pair's kubeconfig and configuration.
+#[test]
+fn an_external_controller_runs_in_every_pair() {
+    let controller = common::controller::controller_binary();
+    let dir = tempfile::tempdir().unwrap();
+    let report = dir.path().join("matrix");
+    let kueue = clusters::toolchain::KUEUE_PINNED[..2].join(",");
+    let (code, text) = awconf([
+        OsStr::new("matrix"),
+        OsStr::new("--kueue"),
+        OsStr::new(&kueue),
+        OsStr::new("--kubernetes"),
+        OsStr::new(clusters::toolchain::KUBERNETES_PINNED[0]),
+        OsStr::new("--controller"),
+        OsStr::new("external"),
+        OsStr::new("--tags"),
+        OsStr::new("not @webhook"),
+        OsStr::new("--report"),
+        report.as_os_str(),
+        OsStr::new("Phases: Empty → Suspended"),
+        OsStr::new("Phases: Resuming → Running"),
+        OsStr::new("--"),
+        controller.as_os_str(),
+        OsStr::new("--kubeconfig"),
+        OsStr::new("{kubeconfig}"),
+        OsStr::new("--config-file"),
+        OsStr::new("{config}"),
+    ]);
+    assert_eq!(code, Some(0), "{text}");
+    let rows: Vec<&str> = text
+        .lines()
+        .filter(|l| l.starts_with("Kueue v") && !l.contains(':'))
+        .collect();
+    assert_eq!(rows.len(), 2, "{text}");
+    for row in rows {
+        // passed, failed, skipped: both scenarios passed on the external controller.
+        let counts: Vec<&str> = row.split_whitespace().rev().take(3).collect();
+        assert_eq!((counts[2], counts[1]), ("2", "0"), "{row}");
+    }
+    for pair in clusters::toolchain::KUEUE_PINNED[..2].iter() {
+        let log = report.join(format!(
+            "kueue-{pair}_kubernetes-{}/run.log",
+            clusters::toolchain::KUBERNETES_PINNED[0]
+        ));
+        let log = std::fs::read_to_string(&log).unwrap();
+        assert!(log.contains("2 passed, 0 failed"), "{log}");
+    }
+}
