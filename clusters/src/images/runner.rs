@@ -200,37 +200,39 @@ fn system_layer(spec: &RunnerSpec) -> Result<Vec<Entry>, ImageError> {
     Ok(entries)
 }
 
-/// Every file, link and directory under `dir`, at the same place under `to`; files keep their
-/// permission bits (at least readable: Go's module cache makes them read-only).
+/// Every file, link and directory under `dir`, at the same place under `to`, in name order;
+/// files keep their permission bits (at least readable: Go's module cache makes them
+/// read-only).
 fn tree(dir: &Path, to: &Path) -> Result<Vec<Entry>, ImageError> {
-    let read = |path: &Path| {
-        std::fs::read_dir(path)
-            .map_err(|e| ImageError::Input(format!("reading {}: {e}", path.display())))
-    };
-    let mut entries = vec![Entry::Dir {
-        path: to.display().to_string(),
-        mode: 0o755,
-    }];
-    let mut children: Vec<_> = read(dir)?.flatten().collect();
-    children.sort_by_key(|c| c.file_name());
-    for child in children {
-        let (from, path) = (child.path(), to.join(child.file_name()));
-        let meta = std::fs::symlink_metadata(&from)
-            .map_err(|e| ImageError::Input(format!("{}: {e}", from.display())))?;
-        if meta.is_dir() {
-            entries.extend(tree(&from, &path)?);
-        } else if meta.file_type().is_symlink() {
-            let target = std::fs::read_link(&from)
+    use std::os::unix::fs::PermissionsExt;
+    let mut entries = Vec::new();
+    for found in walkdir::WalkDir::new(dir).sort_by_file_name() {
+        let found =
+            found.map_err(|e| ImageError::Input(format!("reading {}: {e}", dir.display())))?;
+        let from = found.path();
+        let path = match from.strip_prefix(dir) {
+            Ok(inside) if found.depth() > 0 => to.join(inside),
+            _ => to.to_path_buf(),
+        }
+        .display()
+        .to_string();
+        let kind = found.file_type();
+        if kind.is_dir() {
+            entries.push(Entry::Dir { path, mode: 0o755 });
+        } else if kind.is_symlink() {
+            let target = std::fs::read_link(from)
                 .map_err(|e| ImageError::Input(format!("{}: {e}", from.display())))?;
             entries.push(Entry::Symlink {
-                path: path.display().to_string(),
+                path,
                 target: target.display().to_string(),
             });
-        } else if meta.is_file() {
-            use std::os::unix::fs::PermissionsExt;
+        } else if kind.is_file() {
+            let meta = found
+                .metadata()
+                .map_err(|e| ImageError::Input(format!("{}: {e}", from.display())))?;
             entries.push(Entry::File {
-                path: path.display().to_string(),
-                source: from,
+                path,
+                source: from.to_path_buf(),
                 mode: (meta.permissions().mode() & 0o777) | 0o444,
             });
         }
@@ -303,6 +305,26 @@ mod tests {
             path: "/opt/x/crd/bases".into(),
             mode: 0o755,
         }));
+        let paths: Vec<&str> = entries
+            .iter()
+            .map(|e| match e {
+                Entry::Dir { path, .. }
+                | Entry::File { path, .. }
+                | Entry::Bytes { path, .. }
+                | Entry::Symlink { path, .. } => path.as_str(),
+            })
+            .collect();
+        assert_eq!(
+            paths,
+            [
+                "/opt/x",
+                "/opt/x/crd",
+                "/opt/x/crd/bases",
+                "/opt/x/crd/bases/a.yaml",
+                "/opt/x/link"
+            ],
+            "each directory before what it holds, in name order"
+        );
     }
 
     #[test]
