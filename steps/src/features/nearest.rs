@@ -123,18 +123,8 @@ fn word_cost(a: &str, b: &str) -> f64 {
     if a == b || a == ANY || b == ANY {
         return 0.0;
     }
-    let a: Vec<char> = a.chars().collect();
-    let b: Vec<char> = b.chars().collect();
-    let mut previous: Vec<usize> = (0..=b.len()).collect();
-    for (i, ca) in a.iter().enumerate() {
-        let mut current = vec![i + 1];
-        for (j, cb) in b.iter().enumerate() {
-            let replace = previous[j] + usize::from(ca != cb);
-            current.push(replace.min(previous[j + 1] + 1).min(current[j] + 1));
-        }
-        previous = current;
-    }
-    previous[b.len()] as f64 / a.len().max(b.len()) as f64
+    let longer = a.chars().count().max(b.chars().count());
+    strsim::levenshtein(a, b) as f64 / longer as f64
 }
 
 /// The one of a definition's `phrases` closest to a step's `text`, with its distance.

@@ -66,20 +66,13 @@ impl fmt::Display for ExternalCommand {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
             ExternalCommand::Shell(line) => f.write_str(line),
-            ExternalCommand::Argv(words) => {
-                let quoted: Vec<String> = words.iter().map(|w| quote(w)).collect();
-                f.write_str(&quoted.join(" "))
-            }
+            ExternalCommand::Argv(words) => match shlex::try_join(words.iter().map(String::as_str))
+            {
+                Ok(line) => f.write_str(&line),
+                // Only a NUL cannot be quoted, and no argument the kernel passes on holds one.
+                Err(_) => write!(f, "{words:?}"),
+            },
         }
-    }
-}
-
-fn quote(word: &str) -> String {
-    let plain = |c: char| c.is_ascii_alphanumeric() || "-_./:=,@%+{}".contains(c);
-    if !word.is_empty() && word.chars().all(plain) {
-        word.to_string()
-    } else {
-        format!("'{}'", word.replace('\'', r"'\''"))
     }
 }
 
@@ -106,9 +99,11 @@ mod tests {
             filled.program_and_args(),
             ("manager".into(), words(&["--name", "it's /my dir/c.yaml"]))
         );
+        let shown = filled.to_string();
         assert_eq!(
-            filled.to_string(),
-            r#"manager --name 'it'\''s /my dir/c.yaml'"#
+            shlex::split(&shown),
+            Some(words(&["manager", "--name", "it's /my dir/c.yaml"])),
+            "{shown}"
         );
         assert!(argv.names("{config}") && !argv.names("{webhook-port}"));
         assert!(ExternalCommand::Shell("  ".into()).is_blank());
