@@ -32,7 +32,7 @@ pub enum Entry {
 }
 
 impl Entry {
-    fn path(&self) -> &str {
+    pub(crate) fn path(&self) -> &str {
         match self {
             Entry::File { path, .. }
             | Entry::Bytes { path, .. }

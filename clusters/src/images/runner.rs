@@ -305,15 +305,7 @@ mod tests {
             path: "/opt/x/crd/bases".into(),
             mode: 0o755,
         }));
-        let paths: Vec<&str> = entries
-            .iter()
-            .map(|e| match e {
-                Entry::Dir { path, .. }
-                | Entry::File { path, .. }
-                | Entry::Bytes { path, .. }
-                | Entry::Symlink { path, .. } => path.as_str(),
-            })
-            .collect();
+        let paths: Vec<&str> = entries.iter().map(Entry::path).collect();
         assert_eq!(
             paths,
             [
