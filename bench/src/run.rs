@@ -8,10 +8,8 @@ use std::time::{Duration, Instant};
 use anyhow::Context as _;
 use appwrapper_controller::api::APPWRAPPER_LABEL;
 use chrono::{DateTime, Utc};
-use clusters::kueue::objects::{self, ClusterQueueSpec, Quota, TEST_QUEUE};
-use conformance_steps::api;
+use clusters::kueue::objects::{self as kueue_objects, ClusterQueueSpec, Quota, TEST_QUEUE};
 use conformance_steps::harness::FLAVOR;
-use conformance_steps::monitor::Monitor;
 use futures::StreamExt as _;
 use k8s_openapi::api::apps::v1::Deployment;
 use k8s_openapi::api::batch::v1::Job;
@@ -19,6 +17,7 @@ use k8s_openapi::api::core::v1::{Namespace, Pod, Service};
 use kube::api::{Api, DeleteParams, DynamicObject, ListParams, PostParams};
 use kube::discovery::ApiResource;
 use kube::runtime::{WatchStreamExt as _, watcher};
+use monitor::Monitor;
 use serde_json::{Value, json};
 
 use crate::manifest::{self, DEPLOYMENT_RUN_SECONDS};
@@ -36,7 +35,7 @@ pub enum Workloads {
 impl Workloads {
     fn resource(self) -> ApiResource {
         match self {
-            Workloads::AppWrappers => api::appwrapper_resource(),
+            Workloads::AppWrappers => objects::appwrapper_resource(),
             Workloads::PlainJobs => ApiResource::erase::<Job>(&()),
         }
     }
@@ -137,7 +136,7 @@ impl Run {
             cohort: None,
             preemption: None,
         };
-        objects::namespace_queue(&client, &namespace, &spec)
+        kueue_objects::namespace_queue(&client, &namespace, &spec)
             .await
             .context("creating the queues")?;
         let monitor = match workloads {
@@ -375,7 +374,7 @@ impl Run {
                 format!(
                     "pod {}{owner} ({})",
                     p.metadata.name.as_deref().unwrap_or_default(),
-                    api::pod_phase(p)
+                    objects::pod_phase(p)
                 )
             })
             .collect();
@@ -466,7 +465,7 @@ async fn watch(
             if gone {
                 t.vanished(&name, at)
             } else {
-                t.observed(&name, workloads.observe(&api::to_value(&object)), at)
+                t.observed(&name, workloads.observe(&objects::to_value(&object)), at)
             }
         };
         let planned_deletion = plan

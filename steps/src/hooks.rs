@@ -12,7 +12,6 @@ use k8s_openapi::api::core::v1::{Namespace, Node, Pod};
 use kube::api::{Api, DeleteParams, DynamicObject, ListParams, Patch, PatchParams};
 use serde_json::json;
 
-use crate::api;
 use crate::environment::local::take_over;
 use crate::isolation::{Isolation, Offers};
 use crate::report::gherkin::ScenarioText;
@@ -355,7 +354,7 @@ async fn revert(client: &kube::Client, undo: &Undo) -> anyhow::Result<()> {
                     Ok(if ready {
                         crate::wait::Check::Done(())
                     } else {
-                        crate::wait::Check::NotYet(crate::yaml::render(&api::to_value(&n.spec)))
+                        crate::wait::Check::NotYet(crate::yaml::render(&objects::to_value(&n.spec)))
                     })
                 },
             )
@@ -368,7 +367,7 @@ async fn revert(client: &kube::Client, undo: &Undo) -> anyhow::Result<()> {
 /// Deletes the scenario's AppWrappers and waits (bounded) until they are gone. What is left
 /// is reported, then its finalizers are removed so that the namespace can go.
 async fn cleanup(w: &mut AwWorld) -> Vec<String> {
-    let api = api::appwrappers(&w.client, &w.ns);
+    let api = objects::appwrappers(&w.client, &w.ns);
     let mut problems = Vec::new();
     let names: Vec<String> = match api.list(&ListParams::default()).await {
         Ok(list) => list
@@ -399,18 +398,18 @@ async fn cleanup(w: &mut AwWorld) -> Vec<String> {
         tokio::time::sleep(Duration::from_millis(500)).await;
     };
     for aw in left {
-        let value = api::to_value(&aw);
+        let value = objects::to_value(&aw);
         let name = aw.metadata.name.clone().unwrap_or_default();
-        let pods = api::pods_of(&w.client, &w.ns, &name)
+        let pods = objects::pods_of(&w.client, &w.ns, &name)
             .await
             .unwrap_or_default();
-        let objects = api::remaining_objects(&w.client, &w.ns, &value)
+        let objects = objects::remaining_objects(&w.client, &w.ns, &value)
             .await
             .unwrap_or_default();
         problems.push(format!(
             "cleanup: AppWrapper {name} was still there {}s after deletion (phase {:?}, finalizers {:?}, {} pod(s), objects {:?}):\n{}",
             CLEANUP_TIMEOUT.as_secs(),
-            api::phase_of(&value),
+            objects::phase_of(&value),
             aw.metadata.finalizers.clone().unwrap_or_default(),
             pods.len(),
             objects,

@@ -1,12 +1,11 @@
 //! The AppWrapper conformance suite: a cucumber World per scenario (its own namespace and
-//! queues), step definitions that read like the spec, a partial-YAML matcher, an invariant
-//! monitor that watches every AppWrapper for the whole run, and the reports.
+//! queues), step definitions that read like the spec, a partial-YAML matcher and the reports,
+//! on the invariant monitor (`monitor`) and the cluster's objects (`objects`).
 //!
 //! Entry point: [`run_suite`] (or [`Plan::prepare`] then [`run_plan`]), called by
 //! `tests/conformance.rs` (under `cargo test`) and by `awconf run`.
 
 pub mod annotations;
-pub mod api;
 pub mod bounds;
 pub mod controller;
 pub mod environment;
@@ -18,7 +17,6 @@ pub mod isolation;
 pub mod latency;
 pub mod logging;
 pub mod matcher;
-pub mod monitor;
 pub mod operator_config;
 pub mod options;
 pub mod plan;
@@ -32,9 +30,10 @@ pub mod version_tags;
 pub mod wait;
 pub mod webhook;
 pub mod world;
-pub mod yaml;
 
 pub use environment::EnvironmentFailed;
+pub use monitor;
+pub use objects::yaml;
 pub use options::{ClusterChoice, ControllerMode, FeatureSet, SuiteOptions, Summary};
 pub use plan::Plan;
 pub use suite::{run_plan, run_suite};

@@ -20,7 +20,6 @@ use k8s_openapi::api::admissionregistration::v1::{
 use kube::api::{Api, DynamicObject, Patch, PatchParams, PostParams};
 use serde_json::{Value, json};
 
-use crate::api;
 use crate::wait::{self, Check};
 
 /// Where the webhooks are served from and with which certificate.
@@ -174,7 +173,7 @@ pub async fn wait_until_effective(
 
 /// One probe of [`wait_until_effective`]: `Err` says what is not in effect yet.
 pub async fn effective(client: &kube::Client) -> anyhow::Result<Result<(), String>> {
-    let api = api::appwrappers(client, "default");
+    let api = objects::appwrappers(client, "default");
     let valid = probe(
         "webhook-probe",
         json!({"apiVersion": "v1", "kind": "Pod",

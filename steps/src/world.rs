@@ -6,7 +6,7 @@ use std::sync::Arc;
 use std::time::Instant;
 
 use anyhow::Context as _;
-use clusters::kueue::objects::{self, ClusterQueueSpec, Quota};
+use clusters::kueue::objects::{self as kueue_objects, ClusterQueueSpec, Quota};
 use k8s_openapi::api::core::v1::Namespace;
 use kube::api::{Api, PostParams};
 use serde_json::{Value, json};
@@ -224,9 +224,9 @@ impl AwWorld {
             preemption: None,
         };
         self.apply_cluster_queue().await?;
-        objects::apply(
+        kueue_objects::apply(
             &self.client,
-            &objects::local_queue(&self.ns, LOCAL_QUEUE, &self.cluster_queue),
+            &kueue_objects::local_queue(&self.ns, LOCAL_QUEUE, &self.cluster_queue),
         )
         .await
         .context("creating the LocalQueue")?;
@@ -316,11 +316,11 @@ impl AwWorld {
     }
 
     pub async fn apply_cluster_queue(&self) -> anyhow::Result<()> {
-        let mut queue = objects::cluster_queue(&self.cluster_queue, &self.queue_spec);
+        let mut queue = kueue_objects::cluster_queue(&self.cluster_queue, &self.queue_spec);
         if !self.flavors.is_empty() {
             offer_on(&mut queue, &self.flavors);
         }
-        objects::apply(&self.client, &queue)
+        kueue_objects::apply(&self.client, &queue)
             .await
             .context("applying the ClusterQueue")?;
         Ok(())
@@ -354,7 +354,7 @@ impl AwWorld {
     }
 
     pub async fn appwrapper(&self, name: &str) -> anyhow::Result<Option<Value>> {
-        crate::api::get_appwrapper(&self.client, &self.ns, name).await
+        objects::get_appwrapper(&self.client, &self.ns, name).await
     }
 
     pub async fn existing(&self, name: &str) -> anyhow::Result<Value> {
@@ -415,7 +415,7 @@ mod tests {
             flavor: "suite".into(),
             ..ClusterQueueSpec::default()
         };
-        let mut queue = objects::cluster_queue("cq", &spec);
+        let mut queue = kueue_objects::cluster_queue("cq", &spec);
         offer_on(&mut queue, &["a".to_string(), "b".to_string()]);
         let flavors = &queue["spec"]["resourceGroups"][0]["flavors"];
         assert_eq!(flavors[0]["name"], "a");

@@ -12,7 +12,7 @@ use std::path::PathBuf;
 use std::time::Duration;
 
 use anyhow::Context as _;
-use clusters::kueue::objects;
+use clusters::kueue::objects as kueue_objects;
 use serde_json::json;
 
 use crate::controller::ControllerUnderTest;
@@ -128,12 +128,12 @@ pub const HARNESS_USER_AGENT: &str = "awconf-harness";
 /// The ResourceFlavor of every scenario's ClusterQueue: fake nodes only, whose taint
 /// admission makes the pods tolerate.
 pub async fn apply_flavor(client: &kube::Client) -> anyhow::Result<()> {
-    let mut flavor = objects::resource_flavor(FLAVOR);
+    let mut flavor = kueue_objects::resource_flavor(FLAVOR);
     flavor["spec"] = json!({
         "nodeLabels": { "type": "kwok" },
         "tolerations": [{ "key": FLAVOR_TOLERATION_KEY, "operator": "Exists", "effect": "NoSchedule" }],
     });
-    objects::apply(client, &flavor)
+    kueue_objects::apply(client, &flavor)
         .await
         .context("creating the ResourceFlavor")?;
     Ok(())

@@ -9,7 +9,6 @@ use kube::api::{DeleteParams, DynamicObject, PostParams};
 use serde_json::json;
 
 use super::{SLOWEST_REACTION_MS, reactions, record, set_start_slack, stand};
-use crate::api;
 
 const STAND_PROBES: usize = 20;
 const SLEEP: Duration = Duration::from_millis(50);
@@ -27,7 +26,7 @@ const POLL: Duration = Duration::from_millis(25);
 const NAMESPACE: &str = "default";
 
 /// Marks the probes' AppWrappers, for the clean-up.
-pub const PROBE_LABEL: &str = "awconf.dev/latency-probe";
+pub use objects::PROBE_LABEL;
 
 /// Counts the stops and starts of the controller under test.
 static INTERRUPTIONS: AtomicU64 = AtomicU64::new(0);
@@ -83,7 +82,7 @@ pub fn keep_probing(client: kube::Client) -> tokio::task::JoinHandle<()> {
 /// conforming controller moves it from the empty phase to `Suspended` in one reconcile, and
 /// adds no finalizer (spec: the empty phase's handler).
 fn probe_appwrapper(name: &str) -> DynamicObject {
-    let mut object = DynamicObject::new(name, &api::appwrapper_resource());
+    let mut object = DynamicObject::new(name, &objects::appwrapper_resource());
     object.metadata.labels = Some([(PROBE_LABEL.to_string(), "true".to_string())].into());
     object.data = json!({
         "spec": {
@@ -117,7 +116,7 @@ async fn probe_controller(appwrappers: &Api<DynamicObject>, n: u64) -> Option<Du
     let mut reaction = None;
     while started.elapsed() < GIVE_UP {
         match appwrappers.get_opt(&name).await {
-            Ok(Some(aw)) if api::phase_of(&aw.data) == "Suspended" => {
+            Ok(Some(aw)) if objects::phase_of(&aw.data) == "Suspended" => {
                 reaction = Some(started.elapsed());
                 break;
             }
@@ -136,7 +135,7 @@ async fn probe_controller(appwrappers: &Api<DynamicObject>, n: u64) -> Option<Du
 /// stop or start of the controller overlapped, begun [`SETTLE`] after its last one, count.
 pub fn keep_probing_controller(client: kube::Client) -> tokio::task::JoinHandle<()> {
     tokio::spawn(async move {
-        let appwrappers = api::appwrappers(&client, NAMESPACE);
+        let appwrappers = objects::appwrappers(&client, NAMESPACE);
         for n in 0.. {
             let interruptions = INTERRUPTIONS.load(Ordering::SeqCst);
             let began = epoch().elapsed().as_millis() as u64;
@@ -155,7 +154,7 @@ pub fn keep_probing_controller(client: kube::Client) -> tokio::task::JoinHandle<
 
 /// Deletes the probes' AppWrappers that an aborted probe left behind.
 pub async fn remove_controller_probes(client: &kube::Client) {
-    let appwrappers = api::appwrappers(client, NAMESPACE);
+    let appwrappers = objects::appwrappers(client, NAMESPACE);
     let _ = appwrappers
         .delete_collection(
             &DeleteParams::background(),

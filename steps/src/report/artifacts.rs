@@ -10,9 +10,9 @@ use k8s_openapi::api::core::v1::Pod;
 use kube::api::{Api, DynamicObject, ListParams};
 use serde_json::Value;
 
-use crate::api::{self, to_value};
 use crate::world::AwWorld;
 use crate::yaml::render_object;
+use objects::to_value;
 
 pub async fn collect(w: &AwWorld, failure: &str) -> anyhow::Result<PathBuf> {
     let dir = w.h.options.report_dir.join("scenarios").join(&w.ns);
@@ -41,7 +41,7 @@ pub async fn collect(w: &AwWorld, failure: &str) -> anyhow::Result<PathBuf> {
     write("failure.txt", &summary)?;
 
     let client = &w.client;
-    let appwrappers: Vec<Value> = api::appwrappers(client, &w.ns)
+    let appwrappers: Vec<Value> = objects::appwrappers(client, &w.ns)
         .list(&ListParams::default())
         .await
         .map(|l| l.items.iter().map(to_value).collect())
@@ -50,9 +50,9 @@ pub async fn collect(w: &AwWorld, failure: &str) -> anyhow::Result<PathBuf> {
 
     let mut wrapped = Vec::new();
     for aw in &appwrappers {
-        for (api_version, kind, name) in api::components_of(aw) {
+        for (api_version, kind, name) in objects::components_of(aw) {
             if let Ok(Some(object)) =
-                api::get_object(client, &w.ns, &api_version, &kind, &name).await
+                objects::get_object(client, &w.ns, &api_version, &kind, &name).await
             {
                 wrapped.push(object);
             }

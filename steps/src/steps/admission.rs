@@ -13,7 +13,6 @@ use serde_json::{Value, json};
 
 use super::parameters::{Quoted, Subject, Whose};
 use super::secs;
-use crate::api;
 use crate::wait::{self, Check};
 use crate::world::{Attempt, AwWorld};
 
@@ -39,7 +38,7 @@ async fn try_create(
         .with_context(|| format!("AppWrapper {name} was not defined (or was already submitted)"))?;
     aw["metadata"]["namespace"] = json!(w.ns);
     let object: DynamicObject = serde_json::from_value(aw)?;
-    let api = api::appwrappers(&client, &w.ns);
+    let api = objects::appwrappers(&client, &w.ns);
     let params = PostParams::default();
     let result = webhook_retry::write(&w.ns, || api.create(&params, &object))
         .await
@@ -220,14 +219,14 @@ async fn try_to_set(
     let name = w.select(&subject)?;
     let segments = parse_path(&path)?;
     let value = crate::yaml::parse(&value)?;
-    let api = api::appwrappers(&w.client, &w.ns);
+    let api = objects::appwrappers(&w.client, &w.ns);
     let (api, name_ref, segments, value) = (&api, name.as_str(), &segments, &value);
     let ns = w.ns.as_str();
     let attempt = wait::eventually(
         secs(30),
         &format!("an update of {path}"),
         move || async move {
-            let mut aw = api::to_value(&api.get(name_ref).await?);
+            let mut aw = objects::to_value(&api.get(name_ref).await?);
             set_at(&mut aw, segments, value.clone())?;
             let object: DynamicObject = serde_json::from_value(aw)?;
             let params = PostParams::default();

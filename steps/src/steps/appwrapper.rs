@@ -8,7 +8,6 @@ use serde_json::{Value, json};
 
 use super::parameters::{Quoted, Subject, Whose};
 use crate::annotations;
-use crate::api;
 use crate::controller::OWN_CONTROLLER_LABEL;
 use crate::fixtures::{self, PodSteer};
 use crate::harness::FLAVOR_TOLERATION_KEY;
@@ -165,7 +164,7 @@ async fn submit(w: &mut AwWorld, subject: &Subject, how: Submission) -> anyhow::
             place_on_fake_nodes(&mut aw);
         }
     }
-    api::create_appwrapper(&w.client, &aw).await?;
+    objects::create_appwrapper(&w.client, &aw).await?;
     w.submitted.push(name.clone());
     w.note(format!(
         "submitted AppWrapper {name}{}",
@@ -249,7 +248,7 @@ async fn write_status(w: &mut AwWorld, subject: Whose, step: &Step) -> anyhow::R
         .context("this step needs a doc string")?;
     let now = chrono::Utc::now().to_rfc3339_opts(chrono::SecondsFormat::Secs, true);
     let patch = yaml::parse(&yaml::substitute(text, &[("now", &now)]))?;
-    api::appwrappers(&w.client, &w.ns)
+    objects::appwrappers(&w.client, &w.ns)
         .patch_status(
             &name,
             &kube::api::PatchParams::default(),
@@ -264,7 +263,7 @@ async fn write_status(w: &mut AwWorld, subject: Whose, step: &Step) -> anyhow::R
 #[when(expr = "{whose} spec.suspend is set to {word}")]
 async fn set_suspend(w: &mut AwWorld, subject: Whose, suspend: bool) -> anyhow::Result<()> {
     let name = w.select(&subject)?;
-    api::patch_appwrapper(
+    objects::patch_appwrapper(
         &w.client,
         &w.ns,
         &name,
@@ -284,7 +283,7 @@ async fn set_live_annotation(
 ) -> anyhow::Result<()> {
     let name = w.select(&subject)?;
     let patch = json!({"metadata": {"annotations": {annotations::key(&key)?: value}}});
-    api::patch_appwrapper(&w.client, &w.ns, &name, &patch).await?;
+    objects::patch_appwrapper(&w.client, &w.ns, &name, &patch).await?;
     w.note(format!("annotated {name}: {key}={value}"));
     Ok(())
 }
@@ -292,7 +291,7 @@ async fn set_live_annotation(
 #[when(expr = "{subject} is deleted")]
 async fn deleted(w: &mut AwWorld, subject: Subject) -> anyhow::Result<()> {
     let name = w.select(&subject)?;
-    api::appwrappers(&w.client, &w.ns)
+    objects::appwrappers(&w.client, &w.ns)
         .delete(&name, &kube::api::DeleteParams::background())
         .await
         .with_context(|| format!("deleting AppWrapper {name}"))?;
@@ -304,11 +303,11 @@ async fn deleted(w: &mut AwWorld, subject: Subject) -> anyhow::Result<()> {
 async fn component_deleted(w: &mut AwWorld, subject: Whose, kind: String) -> anyhow::Result<()> {
     let name = w.select(&subject)?;
     let aw = w.existing(&name).await?;
-    let (api_version, kind, object) = api::components_of(&aw)
+    let (api_version, kind, object) = objects::components_of(&aw)
         .into_iter()
         .find(|(_, k, _)| *k == kind)
         .with_context(|| format!("AppWrapper {name} has no deployed {kind}"))?;
-    api::delete_object(&w.client, &w.ns, &api_version, &kind, &object).await?;
+    objects::delete_object(&w.client, &w.ns, &api_version, &kind, &object).await?;
     w.note(format!("deleted the wrapped {kind} {object} of {name}"));
     Ok(())
 }

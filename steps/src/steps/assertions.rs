@@ -10,11 +10,11 @@ use serde_json::{Value, json};
 
 use super::parameters::{ConditionStatus, Deadline, Quoted, Reason, Subject, Whose, Within};
 use super::{deadline_of, patience, secs};
-use crate::api::phase_of;
 use crate::matcher;
 use crate::wait::{self, Check, Patience};
 use crate::world::{AwWorld, LOCAL_QUEUE};
 use crate::yaml;
+use objects::phase_of;
 
 /// The parts of an AppWrapper that tell its state, for failure messages.
 pub fn state_view(aw: &Value) -> String {

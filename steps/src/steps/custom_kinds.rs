@@ -129,7 +129,7 @@ async fn stops_being_served(w: &mut AwWorld, kind: String) -> anyhow::Result<()>
         &format!("CustomResourceDefinition {name} to be gone and {gv} no longer served"),
         move || async move {
             if let Some(crd) = crds.get_opt(name_ref).await? {
-                return Ok(Check::NotYet(crate::yaml::render(&crate::api::to_value(
+                return Ok(Check::NotYet(crate::yaml::render(&objects::to_value(
                     &crd.status,
                 ))));
             }

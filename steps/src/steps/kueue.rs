@@ -1,7 +1,7 @@
 //! Kueue: the scenario's ClusterQueue, priorities, and what Kueue does to a workload.
 
 use anyhow::Context as _;
-use clusters::kueue::objects;
+use clusters::kueue::objects as kueue_objects;
 use cucumber::gherkin::Step;
 use cucumber::{given, then, when};
 use kube::api::{Api, DynamicObject, Patch, PatchParams};
@@ -10,7 +10,6 @@ use serde_json::json;
 use super::assertions::{expected_yaml, object_matches};
 use super::parameters::{Number, Subject, Whose, Within};
 use super::{patience, secs};
-use crate::api;
 use crate::harness::FLAVOR_TOLERATION_KEY;
 use crate::wait::{self, Check};
 use crate::world::AwWorld;
@@ -40,12 +39,12 @@ async fn flavors(w: &mut AwWorld, cpus: u32, step: &Step) -> anyhow::Result<()> 
             .split_once('=')
             .with_context(|| format!("a node label is key=value, found {label:?}"))?;
         let name = format!("{}-{flavor}", w.ns);
-        let mut object = objects::resource_flavor(&name);
+        let mut object = kueue_objects::resource_flavor(&name);
         object["spec"] = json!({
             "nodeLabels": { key: value },
             "tolerations": [{ "key": FLAVOR_TOLERATION_KEY, "operator": "Exists", "effect": "NoSchedule" }],
         });
-        objects::apply(&w.client, &object)
+        kueue_objects::apply(&w.client, &object)
             .await
             .with_context(|| format!("creating ResourceFlavor {name}"))?;
         w.flavors.push(name);
@@ -67,9 +66,12 @@ async fn preempts(w: &mut AwWorld) -> anyhow::Result<()> {
 
 #[given(regex = r#"^a WorkloadPriorityClass "([^"]+)" with value (\d+)$"#)]
 async fn priority_class(w: &mut AwWorld, name: String, value: i32) -> anyhow::Result<()> {
-    objects::apply(&w.client, &objects::workload_priority_class(&name, value))
-        .await
-        .with_context(|| format!("creating WorkloadPriorityClass {name}"))?;
+    kueue_objects::apply(
+        &w.client,
+        &kueue_objects::workload_priority_class(&name, value),
+    )
+    .await
+    .with_context(|| format!("creating WorkloadPriorityClass {name}"))?;
     Ok(())
 }
 
@@ -79,7 +81,7 @@ async fn workload_name(w: &AwWorld, aw: &str) -> anyhow::Result<String> {
         secs(30),
         &format!("the Kueue Workload of {aw}"),
         move || async move {
-            Ok(match api::workload_of(client, ns, aw).await? {
+            Ok(match objects::workload_of(client, ns, aw).await? {
                 Some(w) => Check::Done(w),
                 None => Check::NotYet("no Workload owned by the AppWrapper".into()),
             })
@@ -95,8 +97,11 @@ async fn workload_name(w: &AwWorld, aw: &str) -> anyhow::Result<String> {
 async fn set_active(w: &mut AwWorld, subject: &Subject, active: bool) -> anyhow::Result<()> {
     let name = w.select(subject)?;
     let workload = workload_name(w, &name).await?;
-    let api: Api<DynamicObject> =
-        Api::namespaced_with(w.client.clone(), &w.ns, &objects::api_resource("Workload"));
+    let api: Api<DynamicObject> = Api::namespaced_with(
+        w.client.clone(),
+        &w.ns,
+        &kueue_objects::api_resource("Workload"),
+    );
     api.patch(
         &workload,
         &PatchParams::default(),
@@ -135,7 +140,7 @@ async fn workload_matches(
         &format!("the Workload of {name}"),
         &expected,
         patience(&seconds)?,
-        move || api::workload_of(client, ns, aw),
+        move || objects::workload_of(client, ns, aw),
     )
     .await?;
     Ok(())
@@ -146,9 +151,9 @@ async fn workload_matches(
 #[then(expr = "{whose} workload is the only one in the namespace")]
 async fn only_workload(w: &mut AwWorld, subject: Whose) -> anyhow::Result<()> {
     let name = w.select(&subject)?;
-    let workloads = api::workloads_in(&w.client, &w.ns).await?;
+    let workloads = objects::workloads_in(&w.client, &w.ns).await?;
     if let [only] = workloads.as_slice()
-        && api::owned_by_appwrapper(only, &name)
+        && objects::owned_by_appwrapper(only, &name)
     {
         return Ok(());
     }
@@ -183,14 +188,16 @@ fn owners(object: &DynamicObject) -> String {
 
 #[then(expr = "the ClusterQueue has {int} admitted workload(s){within}")]
 async fn admitted(w: &mut AwWorld, count: i64, seconds: Within) -> anyhow::Result<()> {
-    let api: Api<DynamicObject> =
-        Api::all_with(w.client.clone(), &objects::api_resource("ClusterQueue"));
+    let api: Api<DynamicObject> = Api::all_with(
+        w.client.clone(),
+        &kueue_objects::api_resource("ClusterQueue"),
+    );
     let (api, cq) = (&api, w.cluster_queue.as_str());
     wait::expect(
         patience(&seconds)?,
         &format!("{count} admitted workload(s) in ClusterQueue {cq}"),
         move || async move {
-            let queue = api::to_value(&api.get(cq).await?);
+            let queue = objects::to_value(&api.get(cq).await?);
             let status = &queue["status"];
             let admitted = status["admittedWorkloads"].as_i64().unwrap_or(0);
             let reserving = status["reservingWorkloads"].as_i64().unwrap_or(0);
@@ -215,7 +222,7 @@ async fn one_workload_each(w: &mut AwWorld) -> anyhow::Result<()> {
         GARBAGE_COLLECTION,
         "one Workload per AppWrapper and no other",
         move || async move {
-            let appwrappers = api::appwrappers(client, ns)
+            let appwrappers = objects::appwrappers(client, ns)
                 .list(&kube::api::ListParams::default())
                 .await
                 .context("listing AppWrappers")?;
@@ -224,7 +231,7 @@ async fn one_workload_each(w: &mut AwWorld) -> anyhow::Result<()> {
                 .iter()
                 .filter_map(|a| a.metadata.name.clone())
                 .collect();
-            let workloads = api::workloads_in(client, ns).await?;
+            let workloads = objects::workloads_in(client, ns).await?;
             Ok(judge_workloads(&names, &workloads))
         },
     )
@@ -240,7 +247,7 @@ fn judge_workloads(appwrappers: &[String], workloads: &[DynamicObject]) -> Check
     for name in appwrappers {
         let count = workloads
             .iter()
-            .filter(|wl| api::owned_by_appwrapper(wl, name))
+            .filter(|wl| objects::owned_by_appwrapper(wl, name))
             .count();
         if count != 1 {
             wrong.push(format!("AppWrapper {name} has {count} Workloads"));
@@ -250,7 +257,7 @@ fn judge_workloads(appwrappers: &[String], workloads: &[DynamicObject]) -> Check
     for workload in workloads {
         if appwrappers
             .iter()
-            .any(|n| api::owned_by_appwrapper(workload, n))
+            .any(|n| objects::owned_by_appwrapper(workload, n))
         {
             continue;
         }
@@ -285,15 +292,17 @@ fn judge_workloads(appwrappers: &[String], workloads: &[DynamicObject]) -> Check
 /// quota accounted once, not twice and not lost.
 #[then(expr = "the ClusterQueue reserves {number} CPU(s){within}")]
 async fn reserves(w: &mut AwWorld, cpus: Number, seconds: Within) -> anyhow::Result<()> {
-    let api: Api<DynamicObject> =
-        Api::all_with(w.client.clone(), &objects::api_resource("ClusterQueue"));
+    let api: Api<DynamicObject> = Api::all_with(
+        w.client.clone(),
+        &kueue_objects::api_resource("ClusterQueue"),
+    );
     let (api, cq) = (&api, w.cluster_queue.as_str());
     let want = cpus.0;
     wait::expect(
         patience(&seconds)?,
         &format!("{cpus} CPU reserved and used in ClusterQueue {cq}"),
         move || async move {
-            let queue = api::to_value(&api.get(cq).await?);
+            let queue = objects::to_value(&api.get(cq).await?);
             let status = &queue["status"];
             let reserved = cpu_total(&status["flavorsReservation"]);
             let used = cpu_total(&status["flavorsUsage"]);

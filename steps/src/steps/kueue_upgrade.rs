@@ -8,7 +8,6 @@ use anyhow::Context as _;
 use cucumber::{given, then, when};
 
 use super::parameters::Whose;
-use crate::api;
 use crate::harness::PendingUpgrade;
 use crate::world::AwWorld;
 
@@ -79,7 +78,7 @@ async fn upgraded(w: &mut AwWorld) -> anyhow::Result<()> {
 pub(super) async fn note_before_upgrade(w: &mut AwWorld) -> anyhow::Result<()> {
     for name in w.submitted.clone() {
         crate::steps::timing_windows::remember_moments(w, &name).await?;
-        let pods = api::pods_of(&w.client, &w.ns, &name).await?;
+        let pods = objects::pods_of(&w.client, &w.ns, &name).await?;
         w.pods_before_upgrade.insert(name, names_and_uids(&pods));
     }
     Ok(())
@@ -107,7 +106,7 @@ async fn same_pods(w: &mut AwWorld, subject: Whose) -> anyhow::Result<()> {
         .get(&name)
         .with_context(|| format!("{name} was not submitted before the upgrade"))?;
     anyhow::ensure!(!before.is_empty(), "{name} had no pods before the upgrade");
-    let pods = api::pods_of(&w.client, &w.ns, &name).await?;
+    let pods = objects::pods_of(&w.client, &w.ns, &name).await?;
     let mut now = names_and_uids(&pods);
     let mut before = before.clone();
     before.sort();

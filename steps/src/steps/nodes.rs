@@ -11,9 +11,9 @@ use serde_json::json;
 use super::parameters::{Gpus, Label, Quoted, Subject, Whose, Within};
 use super::patience;
 use super::pods::{describe, running_pods};
-use crate::api::{self, pod_phase};
 use crate::wait::{self, Check};
 use crate::world::{AwWorld, Undo};
+use objects::pod_phase;
 
 /// The node of the AppWrapper's first running pod; remembered as "that node".
 async fn node_of(w: &mut AwWorld, subject: &Subject) -> anyhow::Result<String> {
@@ -142,7 +142,7 @@ async fn another_node(w: &mut AwWorld, subject: Whose, seconds: Within) -> anyho
         patience(&seconds)?,
         &format!("the pods of {name} to run on a node other than {avoid}"),
         move || async move {
-            let pods = api::pods_of(client, ns, aw).await?;
+            let pods = objects::pods_of(client, ns, aw).await?;
             let live: Vec<_> = pods
                 .iter()
                 .filter(|p| p.metadata.deletion_timestamp.is_none())

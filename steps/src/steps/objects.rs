@@ -12,10 +12,10 @@ use super::assertions::{expected_yaml, object_matches};
 use super::parameters::{PodPhase, Subject, Whose, Within};
 use super::pods::describe;
 use super::{patience, secs};
-use crate::api::{self, pod_phase};
 use crate::matcher;
 use crate::wait::{self, Check};
 use crate::world::AwWorld;
+use objects::pod_phase;
 
 const QUOTA: &str = "awconf-no-pods";
 
@@ -56,7 +56,7 @@ async fn allows_none(w: &mut AwWorld, what: String) -> anyhow::Result<()> {
     } else {
         ("batch/v1", "Job")
     };
-    let api = api::dynamic_api(&w.client, &w.ns, api_version, kind).await?;
+    let api = objects::dynamic_api(&w.client, &w.ns, api_version, kind).await?;
     let probe: kube::api::DynamicObject = serde_json::from_value(probe)?;
     let (api, probe) = (&api, &probe);
     let dry_run = PostParams {
@@ -126,7 +126,7 @@ async fn pods_in_phase(
     let (client, ns, aw, wanted) = (&w.client, w.ns.as_str(), name.as_str(), phase.as_str());
     let what = format!("{count} {phase} pod(s) of AppWrapper {name}");
     wait::expect(patience(&seconds)?, &what, move || async move {
-        let pods = api::pods_of(client, ns, aw).await?;
+        let pods = objects::pods_of(client, ns, aw).await?;
         let n = pods
             .iter()
             .filter(|p| pod_phase(p) == wanted && p.metadata.deletion_timestamp.is_none())
@@ -148,7 +148,7 @@ async fn no_pod(w: &mut AwWorld, subject: Subject, seconds: Within) -> anyhow::R
         patience(&seconds)?,
         &format!("no pod of AppWrapper {name}"),
         move || async move {
-            let pods = api::pods_of(client, ns, aw).await?;
+            let pods = objects::pods_of(client, ns, aw).await?;
             Ok(if pods.is_empty() {
                 Check::Done(())
             } else {
@@ -168,7 +168,7 @@ async fn no_object(w: &mut AwWorld, subject: Subject, seconds: Within) -> anyhow
         patience(&seconds)?,
         &format!("no wrapped object of AppWrapper {name}"),
         move || async move {
-            let left = api::remaining_objects(client, ns, aw).await?;
+            let left = objects::remaining_objects(client, ns, aw).await?;
             Ok(if left.is_empty() {
                 Check::Done(())
             } else {
@@ -244,7 +244,7 @@ async fn all_pods_match(
 ) -> anyhow::Result<()> {
     let (client, ns) = (&w.client, w.ns.as_str());
     wait::expect(patience, &format!("{what} to match"), move || async move {
-        let pods: Vec<Pod> = api::pods_of(client, ns, name)
+        let pods: Vec<Pod> = objects::pods_of(client, ns, name)
             .await?
             .into_iter()
             .filter(|p| chosen(p))
@@ -253,7 +253,7 @@ async fn all_pods_match(
             return Ok(Check::NotYet("no pods".into()));
         }
         for pod in &pods {
-            let value = api::to_value(pod);
+            let value = objects::to_value(pod);
             if !matcher::matches(expected, &value) {
                 return Ok(Check::NotYet(format!(
                     "pod {}:\n{}\nlast object seen:\n{}",
@@ -279,7 +279,7 @@ async fn wrapped_matches(
     let name = w.select(&subject)?;
     let expected = expected_yaml(w, step)?;
     let aw = w.existing(&name).await?;
-    let (api_version, kind, object) = api::components_of(&aw)
+    let (api_version, kind, object) = objects::components_of(&aw)
         .into_iter()
         .find(|(_, k, _)| *k == kind)
         .with_context(|| format!("AppWrapper {name} names no {kind} in its status"))?;
@@ -290,7 +290,7 @@ async fn wrapped_matches(
         &format!("{kind} {object}"),
         &expected,
         patience(&seconds)?,
-        move || api::get_object(client, ns, api_version, kind_ref, object_ref),
+        move || objects::get_object(client, ns, api_version, kind_ref, object_ref),
     )
     .await?;
     Ok(())
@@ -327,7 +327,7 @@ async fn ever_seen(w: &mut AwWorld, n: usize, kind: String, seconds: u64) -> any
         "Deployment" | "StatefulSet" => "apps/v1",
         _ => "v1",
     };
-    let api = api::dynamic_api(&w.client, &w.ns, api_version, &kind).await?;
+    let api = objects::dynamic_api(&w.client, &w.ns, api_version, &kind).await?;
     let seen = std::sync::Mutex::new(std::collections::BTreeMap::<String, String>::new());
     let (api, seen_ref, kind_ref) = (&api, &seen, kind.as_str());
     wait::always(

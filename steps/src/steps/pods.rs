@@ -10,10 +10,10 @@ use serde_json::{Value, json};
 
 use super::parameters::{PodOutcome, Whose};
 use super::secs;
-use crate::api::{self, pod_phase};
 use crate::fixtures::{HOLD_FINALIZER, PodSteer};
 use crate::wait::{self, Check};
 use crate::world::AwWorld;
+use objects::pod_phase;
 
 /// The AppWrapper's Running pods, once it has at least one (waits up to 60 s).
 pub async fn running_pods(w: &AwWorld, name: &str) -> anyhow::Result<Vec<Pod>> {
@@ -22,7 +22,7 @@ pub async fn running_pods(w: &AwWorld, name: &str) -> anyhow::Result<Vec<Pod>> {
         secs(60),
         &format!("a Running pod of AppWrapper {name}"),
         move || async move {
-            let pods = api::pods_of(client, ns, name).await?;
+            let pods = objects::pods_of(client, ns, name).await?;
             let running: Vec<Pod> = pods
                 .iter()
                 .filter(|p| pod_phase(p) == "Running" && p.metadata.deletion_timestamp.is_none())
@@ -120,7 +120,7 @@ async fn one_pod_fails(w: &mut AwWorld, subject: Whose, code: i32) -> anyhow::Re
 #[when(expr = "{whose} pods are deleted")]
 async fn pods_deleted(w: &mut AwWorld, subject: Whose) -> anyhow::Result<()> {
     let name = w.select(&subject)?;
-    let pods = api::pods_of(&w.client, &w.ns, &name).await?;
+    let pods = objects::pods_of(&w.client, &w.ns, &name).await?;
     let api = Api::<Pod>::namespaced(w.client.clone(), &w.ns);
     for pod in &pods {
         let pod_name = pod.metadata.name.clone().unwrap_or_default();
@@ -159,7 +159,7 @@ pub async fn release(
 #[when(expr = "the finalizer of {whose} pods is removed")]
 async fn finalizer_removed(w: &mut AwWorld, subject: Whose) -> anyhow::Result<()> {
     let name = w.select(&subject)?;
-    let pods = api::pods_of(&w.client, &w.ns, &name).await?;
+    let pods = objects::pods_of(&w.client, &w.ns, &name).await?;
     let released = release(&w.client, &w.ns, &pods).await?;
     anyhow::ensure!(
         released > 0,

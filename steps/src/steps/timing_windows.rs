@@ -28,11 +28,11 @@ use serde_json::Value;
 use super::assertions::{expected_yaml, state_view};
 use super::parameters::{Subject, Whose};
 use super::pods::describe;
-use crate::api::{self, phase_of};
 use crate::matcher;
 use crate::wait::{Check, POLL};
 use crate::world::AwWorld;
 use crate::yaml;
+use objects::phase_of;
 
 /// The slack for whole-second timestamps, on the late side only.
 const TRUNCATION: f64 = 1.0;
@@ -413,7 +413,7 @@ async fn pods_gone_between(
     let (client, ns, aw) = (&w.client, w.ns.as_str(), name.as_str());
     let mut watched: Option<Vec<String>> = None;
     let seen = arrives(w, &name, "no pod left", since, window, async || {
-        let pods = api::pods_of(client, ns, aw).await?;
+        let pods = objects::pods_of(client, ns, aw).await?;
         let uids = watched.get_or_insert_with(|| pods.iter().filter_map(uid).collect());
         let left: Vec<Pod> = pods
             .into_iter()

@@ -107,7 +107,7 @@ impl Tracker {
         }
         let before_text = before
             .as_ref()
-            .map(|b| crate::yaml::render_object(&b.object));
+            .map(|b| objects::yaml::render_object(&b.object));
         let mut findings = Findings::default();
         // A state that stays wrong is reported once, when it becomes wrong.
         let known = before.as_ref().map(rules::check_state).unwrap_or_default();
@@ -216,7 +216,7 @@ pub fn violation(
         name: state.name.clone(),
         message,
         before,
-        after: crate::yaml::render_object(&state.object),
+        after: objects::yaml::render_object(&state.object),
         at,
     }
 }

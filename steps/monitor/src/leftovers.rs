@@ -13,7 +13,6 @@ use k8s_openapi::api::core::v1::Pod;
 use serde_json::Value;
 
 use super::rules::{ComponentRef, Snapshot};
-use crate::api;
 
 /// What a state promised about the workload's resources.
 #[derive(Clone, Debug, PartialEq)]
@@ -90,8 +89,8 @@ impl Leftover {
     }
 
     fn of_pod(pod: &Pod) -> Leftover {
-        let phase = api::pod_phase(pod).to_string();
-        Leftover::of("Pod", &api::to_value(pod), vec![phase])
+        let phase = objects::pod_phase(pod).to_string();
+        Leftover::of("Pod", &objects::to_value(pod), vec![phase])
     }
 
     /// The same object (a namesake created after this one was deleted is another).
@@ -138,7 +137,7 @@ impl Cluster for kube::Client {
     }
 
     async fn appwrapper(&self, namespace: &str, name: &str) -> anyhow::Result<Option<Value>> {
-        api::get_appwrapper(self, namespace, name).await
+        objects::get_appwrapper(self, namespace, name).await
     }
 }
 
@@ -269,7 +268,7 @@ fn still_promised(release: &Release, now: Option<&Value>) -> bool {
         Promise::Released(conditions) => {
             now["metadata"]["uid"] == release.state.uid.as_str()
                 && conditions.iter().all(|c| {
-                    let current = api::condition(now, c);
+                    let current = objects::condition(now, c);
                     current.is_none_or(|cur| cur["status"] != "True")
                         && current.and_then(|cur| cur["lastTransitionTime"].as_str())
                             == release.state.transition_time_of(c)
@@ -341,7 +340,7 @@ pub async fn list_leftovers(
 ) -> anyhow::Result<Vec<Leftover>> {
     let state = &release.state;
     let (ns, name) = (&state.namespace, &state.name);
-    let mut left: Vec<Leftover> = api::pods_of(client, ns, name)
+    let mut left: Vec<Leftover> = objects::pods_of(client, ns, name)
         .await?
         .iter()
         .map(Leftover::of_pod)
@@ -352,7 +351,7 @@ pub async fn list_leftovers(
             kind,
             name: object,
         } = component;
-        match api::get_object(client, ns, api_version, kind, object).await {
+        match objects::get_object(client, ns, api_version, kind, object).await {
             Ok(Some(found)) if belongs(&found, state, deployed) => {
                 let found = Leftover::of(kind, &found, Vec::new());
                 // A wrapped Pod is also a labelled one.

@@ -26,7 +26,6 @@ use kube::api::{Api, DynamicObject};
 use kube::runtime::{WatchStreamExt as _, watcher};
 use tokio::task::JoinHandle;
 
-use crate::api;
 use history::{AppWrapperHistory, History};
 use leftovers::Release;
 use rules::Snapshot;
@@ -369,9 +368,9 @@ fn coverage(transitions: &[Transition]) -> Vec<EdgeCoverage> {
 }
 
 async fn watch(client: kube::Client, state: Arc<Mutex<State>>) {
-    let api: Api<DynamicObject> = Api::all_with(client.clone(), &api::appwrapper_resource());
+    let api: Api<DynamicObject> = Api::all_with(client.clone(), &objects::appwrapper_resource());
     // The latency probes' AppWrappers are the harness's own, outside every scenario.
-    let without_probes = format!("!{}", crate::latency::probes::PROBE_LABEL);
+    let without_probes = format!("!{}", objects::PROBE_LABEL);
     let mut events = watcher(api, watcher::Config::default().labels(&without_probes))
         .default_backoff()
         .boxed();
@@ -415,7 +414,7 @@ async fn watch(client: kube::Client, state: Arc<Mutex<State>>) {
 
 /// The state of an AppWrapper, or `None` (and a violation) when its status is unreadable.
 fn snapshot(state: &Mutex<State>, object: &DynamicObject) -> Option<Snapshot> {
-    let value = api::to_value(object);
+    let value = objects::to_value(object);
     match Snapshot::from_object(&value) {
         Ok(s) => Some(s),
         Err(e) => {
@@ -425,7 +424,7 @@ fn snapshot(state: &Mutex<State>, object: &DynamicObject) -> Option<Snapshot> {
                 name: text(&value["metadata"]["name"]),
                 message: format!("unreadable status: {e}"),
                 before: None,
-                after: crate::yaml::render_object(&value),
+                after: objects::yaml::render_object(&value),
                 at: Utc::now(),
             });
             None

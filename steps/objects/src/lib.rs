@@ -1,4 +1,7 @@
-//! Small Kubernetes helpers the steps, the monitor and the reports share.
+//! AppWrappers, their pods, components and Workloads as a cluster holds them: the reads,
+//! writes and small judgements the steps, the invariant monitor and the reports share.
+
+pub mod yaml;
 
 use std::collections::HashMap;
 use std::sync::Mutex;
@@ -11,6 +14,9 @@ use kube::api::{Api, DeleteParams, DynamicObject, ListParams, Patch, PatchParams
 use kube::core::GroupVersionKind;
 use kube::discovery::ApiResource;
 use serde_json::Value;
+
+/// The label of the harness's own latency-probe AppWrappers, which belong to no scenario.
+pub const PROBE_LABEL: &str = "awconf.dev/latency-probe";
 
 pub fn appwrapper_resource() -> ApiResource {
     ApiResource::erase::<AppWrapper>(&())
@@ -44,7 +50,7 @@ pub async fn create_appwrapper(client: &kube::Client, object: &Value) -> anyhow:
     let params = PostParams::default();
     let created = webhook_retry::write(namespace, || api.create(&params, &aw))
         .await
-        .with_context(|| format!("creating AppWrapper\n{}", crate::yaml::render(object)))?;
+        .with_context(|| format!("creating AppWrapper\n{}", yaml::render(object)))?;
     Ok(to_value(&created))
 }
 
