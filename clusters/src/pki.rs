@@ -158,7 +158,7 @@ fn rand_serial() -> u64 {
 }
 
 fn write_file(path: &Path, text: &str) -> Result<(), PkiError> {
-    crate::private::write(path, text).map_err(|source| PkiError::Io {
+    crate::owner_only::write(path, text).map_err(|source| PkiError::Io {
         path: path.to_path_buf(),
         source,
     })

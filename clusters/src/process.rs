@@ -59,7 +59,7 @@ impl Process {
         let out = std::fs::OpenOptions::new()
             .create(true)
             .append(true)
-            .mode(crate::private::FILE_MODE)
+            .mode(crate::owner_only::FILE_MODE)
             .open(log)?;
         let err = out.try_clone()?;
         let mut cmd = Command::new(program);

@@ -7,6 +7,8 @@ use std::time::{Duration, Instant};
 use k8s_openapi::api::core::v1::Namespace;
 use kube::api::{Api, PostParams};
 
+use crate::poll::{self, Look};
+
 const POLL: Duration = Duration::from_millis(200);
 
 /// Polls `check` until it returns `Some`, or panics naming `what` after `secs` seconds.
@@ -15,17 +17,21 @@ where
     F: FnMut() -> Fut,
     Fut: Future<Output = Option<T>>,
 {
-    let deadline = Instant::now() + Duration::from_secs(secs);
-    loop {
-        if let Some(value) = check().await {
-            return value;
-        }
-        assert!(
-            Instant::now() < deadline,
-            "timed out after {secs}s waiting for {what}"
-        );
-        tokio::time::sleep(POLL).await;
-    }
+    let found: Result<T, String> = poll::until(
+        Duration::from_secs(secs),
+        POLL,
+        || {
+            let checked = check();
+            async move {
+                Ok(checked
+                    .await
+                    .map_or_else(|| Look::NotYet(String::new()), Look::Ready))
+            }
+        },
+        |_| format!("timed out after {secs}s waiting for {what}"),
+    )
+    .await;
+    found.unwrap_or_else(|e| panic!("{e}"))
 }
 
 /// Asserts that `check` holds at every poll for `secs` seconds.

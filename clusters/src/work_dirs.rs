@@ -5,7 +5,7 @@
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicUsize, Ordering};
 
-use crate::private;
+use crate::owner_only;
 
 /// A file or directory of a cluster's work directory that could not be made, written or read.
 #[derive(Debug, thiserror::Error)]
@@ -30,17 +30,17 @@ pub fn next_cluster_name() -> String {
 /// A fresh directory only we can read, `awconf-<pid>-<random>[-<provider>]`: kubeconfigs hold
 /// credentials.
 pub fn create_work_dir(provider: &str) -> Result<PathBuf, WorkDirError> {
-    private::temp_dir(provider).map_err(|e| io(&std::env::temp_dir(), e))
+    owner_only::temp_dir(provider).map_err(|e| io(&std::env::temp_dir(), e))
 }
 
 /// A directory the user named (`awconf cluster up --name`), made private.
 pub fn create_named_work_dir(dir: &Path) -> Result<(), WorkDirError> {
-    private::create_dir(dir).map_err(|e| io(dir, e))
+    owner_only::create_dir(dir).map_err(|e| io(dir, e))
 }
 
 /// Writes `text` to a file only we can read.
 pub fn write_private(path: &Path, text: &str) -> Result<(), WorkDirError> {
-    private::write(path, text).map_err(|e| io(path, e))
+    owner_only::write(path, text).map_err(|e| io(path, e))
 }
 
 /// Removes a cluster's directory, unless something is still mounted under it: deleting

@@ -292,7 +292,7 @@ async fn nothing_the_cluster_writes_is_open_to_other_users() {
         name.starts_with(&prefix) && name.len() == prefix.len() + 8,
         "the work directory {name} has a guessable name"
     );
-    let open = clusters::private::open_to_others(dir).unwrap();
+    let open = clusters::owner_only::open_to_others(dir).unwrap();
     assert!(open.is_empty(), "open to other users: {open:#?}");
     for file in ["pki/ca.key", "pki/admin.key", "kubeconfig.yaml"] {
         assert!(dir.join(file).exists(), "{file} was not written");

@@ -188,15 +188,15 @@ impl Kueue {
 
     fn write_certs(&self) -> Result<(), ClusterError> {
         let dir = self.host.work_dir.join("kueue").join("certs");
-        crate::private::create_dir(&dir).map_err(|e| io(&dir, e))?;
+        crate::owner_only::create_dir(&dir).map_err(|e| io(&dir, e))?;
         let ca = Ca::load(&self.host.work_dir.join("pki"), "ca")?;
         let pair = ca.serving("kueue-webhook", &[], &[])?;
         write_pair(&pair, &dir)?;
         let metrics = Path::new(METRICS_CERT_DIR);
-        crate::private::create_dir(metrics)
+        crate::owner_only::create_dir(metrics)
             .and_then(|_| {
-                crate::private::write(&metrics.join("tls.crt"), &pair.cert_pem)?;
-                crate::private::write(&metrics.join("tls.key"), &pair.key_pem)
+                crate::owner_only::write(&metrics.join("tls.crt"), &pair.cert_pem)?;
+                crate::owner_only::write(&metrics.join("tls.key"), &pair.key_pem)
             })
             .map_err(|e| KueueError::MetricsCert(e).into())
     }
@@ -220,8 +220,8 @@ async fn materialize(cache: &Path, source: &KueueSource) -> Result<Materialized,
 }
 
 fn write_pair(pair: &crate::pki::CertPair, dir: &Path) -> Result<(), ClusterError> {
-    crate::private::write(&dir.join("tls.crt"), &pair.cert_pem).map_err(|e| io(dir, e))?;
-    crate::private::write(&dir.join("tls.key"), &pair.key_pem).map_err(|e| io(dir, e))?;
+    crate::owner_only::write(&dir.join("tls.crt"), &pair.cert_pem).map_err(|e| io(dir, e))?;
+    crate::owner_only::write(&dir.join("tls.key"), &pair.key_pem).map_err(|e| io(dir, e))?;
     Ok(())
 }
 

@@ -1,4 +1,5 @@
-//! deleteComponents (§4.7) and the handling of a deleted AppWrapper (§2.2).
+//! deleteComponents (§4.7), undeploying a phase's components, and the handling of a deleted
+//! AppWrapper (§2.2).
 
 use k8s_openapi::jiff::Timestamp;
 
@@ -116,6 +117,21 @@ impl Decider<'_> {
             target,
             forceful,
         });
+    }
+
+    /// While ResourcesDeployed is True, deletes the components; once they are all gone, sets it
+    /// False with `reason` and `message`. Returns whether nothing is deployed any more; when
+    /// not, the deletion is still under way and a requeue is set.
+    pub(super) fn undeploy(&mut self, reason: &str, message: &str) -> bool {
+        if !self.is_true(RESOURCES_DEPLOYED) {
+            return true;
+        }
+        if !self.delete_components() {
+            self.requeue(REQUEUE_DELETING);
+            return false;
+        }
+        self.set(RESOURCES_DEPLOYED, CondStatus::False, reason, message);
+        true
     }
 
     /// §2.2.

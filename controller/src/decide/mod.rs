@@ -6,11 +6,13 @@
 
 pub mod confirm;
 mod deletion;
-mod phases;
 pub mod reasons;
+mod resetting;
 mod resuming;
 mod running;
 pub mod summary;
+mod suspension;
+mod terminal;
 mod types;
 
 #[cfg(test)]

@@ -155,7 +155,7 @@ async fn reference_on(
     let watch_client = cluster.client().await?;
     let client = steps_client(cluster.kubeconfig()).await?;
     let certificates = dir.join("certificates");
-    clusters::private::create_dir(&certificates)
+    clusters::owner_only::create_dir(&certificates)
         .with_context(|| format!("creating {}", certificates.display()))?;
     let cert_dir = PathBuf::from(reference::CERT_DIR);
     reference::install(

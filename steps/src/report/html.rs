@@ -3,6 +3,7 @@
 //! SVG drawings, which are written as text rather than with `maud`.
 
 use maud::{DOCTYPE, Markup, PreEscaped, html};
+use percent_encoding::{AsciiSet, NON_ALPHANUMERIC, utf8_percent_encode};
 
 use super::Status;
 
@@ -22,18 +23,17 @@ pub fn escape(text: &str) -> String {
     out
 }
 
+/// What an `href` keeps as it is: the unreserved characters of RFC 3986 and `/`.
+const HREF_KEEPS: &AsciiSet = &NON_ALPHANUMERIC
+    .remove(b'-')
+    .remove(b'_')
+    .remove(b'.')
+    .remove(b'~')
+    .remove(b'/');
+
 /// A relative path made into an `href`: each segment percent-encoded where a URL needs it.
 pub fn href(path: &str) -> String {
-    let mut out = String::with_capacity(path.len());
-    for b in path.bytes() {
-        match b {
-            b'A'..=b'Z' | b'a'..=b'z' | b'0'..=b'9' | b'-' | b'_' | b'.' | b'~' | b'/' => {
-                out.push(b as char)
-            }
-            _ => out.push_str(&format!("%{b:02X}")),
-        }
-    }
-    out
+    utf8_percent_encode(path, HREF_KEEPS).to_string()
 }
 
 /// An `id` for an anchor: letters and digits, other runs of characters as one `-`.

@@ -173,7 +173,7 @@ impl LocalCluster {
         let w = &self.work_dir;
         for dir in ["pki", "logs", "etcd", "kwok-home"] {
             let dir = w.join(dir);
-            crate::private::create_dir(&dir).map_err(|e| io(&dir, e))?;
+            crate::owner_only::create_dir(&dir).map_err(|e| io(&dir, e))?;
         }
         let pki_dir = w.join("pki");
         let ca = Ca::generate()?;

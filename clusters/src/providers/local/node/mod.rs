@@ -160,7 +160,7 @@ impl RealNode {
             (paths.kube_proxy_kubeconfig(), kube_proxy_kubeconfig),
         ];
         for (path, text) in files {
-            crate::private::write(&path, text).map_err(|e| io(&path, e))?;
+            crate::owner_only::write(&path, text).map_err(|e| io(&path, e))?;
         }
         Ok(())
     }
