@@ -19,6 +19,7 @@ use kube::runtime::reflector::{self, ObjectRef, Store};
 use kube::runtime::{WatchStreamExt, watcher};
 use kube::{Client, ResourceExt};
 use tokio::task::JoinHandle;
+use tracing::Instrument as _;
 
 use crate::act::{ActError, Actor};
 use crate::api::{APPWRAPPER_LABEL, AppWrapper, CONTROLLER_NAME};
@@ -183,13 +184,18 @@ pub async fn run_selected(
             reconcile_until(config, client, metrics, selector.clone(), stop)
         }
     };
-    let task = tokio::spawn(async move {
-        match elector {
-            Some(elector) => elector.lead(stop_rx.map(|_| ()), reconciler).await?,
-            None => reconciler(stop_rx).await,
+    // In the caller's span, so that a process running several controllers (the conformance
+    // harness: one per cluster) can tell their log lines apart.
+    let task = tokio::spawn(
+        async move {
+            match elector {
+                Some(elector) => elector.lead(stop_rx.map(|_| ()), reconciler).await?,
+                None => reconciler(stop_rx).await,
+            }
+            Ok(())
         }
-        Ok(())
-    });
+        .in_current_span(),
+    );
     Ok(Handle {
         stop: Mutex::new(Some(stop_tx)),
         task,

@@ -3,10 +3,12 @@
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
 
 use anyhow::Context as _;
 use appwrapper_controller::metrics::Metrics;
 use clusters::process::Process;
+use tracing::Instrument as _;
 
 use super::settings::operator_config_path;
 use super::{ControllerUnderTest, Running};
@@ -19,12 +21,17 @@ pub(super) async fn embedded(
     c: &ControllerUnderTest,
     client: &kube::Client,
 ) -> anyhow::Result<Running> {
+    // Several embedded controllers share this process's log (one per cluster of a scenario's
+    // own, and each restart is another): each logs in a span of its own number.
+    static INSTANCES: AtomicU64 = AtomicU64::new(0);
+    let instance = INSTANCES.fetch_add(1, Ordering::Relaxed) + 1;
     let handle = appwrapper_controller::control_loop::run_selected(
         c.config.clone(),
         client.clone(),
         Arc::new(Metrics::default()),
         c.selector.clone(),
     )
+    .instrument(tracing::info_span!("controller", instance))
     .await
     .context("starting the embedded controller")?;
     Ok(Running::Embedded(handle))
