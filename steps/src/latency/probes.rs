@@ -6,6 +6,7 @@ use std::time::{Duration, Instant};
 use k8s_openapi::api::core::v1::Namespace;
 use kube::Api;
 use kube::api::{DeleteParams, DynamicObject, PostParams};
+use objects::PROBE_LABEL;
 use serde_json::json;
 
 use super::{SLOWEST_REACTION_MS, reactions, record, set_start_slack, stand};
@@ -24,9 +25,6 @@ const SETTLE: Duration = Duration::from_secs(5);
 const POLL: Duration = Duration::from_millis(25);
 /// Where the controller probes live: every cluster has it, and no scenario uses it.
 const NAMESPACE: &str = "default";
-
-/// Marks the probes' AppWrappers, for the clean-up.
-pub use objects::PROBE_LABEL;
 
 /// Counts the stops and starts of the controller under test.
 static INTERRUPTIONS: AtomicU64 = AtomicU64::new(0);
