@@ -3,7 +3,9 @@
 use std::path::PathBuf;
 use std::process::ExitCode;
 
+use clap::builder::PossibleValue;
 use clap::{Args, ValueEnum};
+use clusters::Provider;
 use clusters::install::Part;
 use conformance_steps::options::ExternalCommand;
 use conformance_steps::{
@@ -12,20 +14,31 @@ use conformance_steps::{
 
 use crate::cli::exit::Exit;
 
-/// Which cluster the suite runs on.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
-pub enum ClusterArg {
-    /// The embedded control plane, started for the run.
-    Local,
-    /// Yours: --kubeconfig, or kubectl's (KUBECONFIG, else ~/.kube/config) and its current
-    /// context.
-    Existing,
-    /// A kind cluster created for the run and deleted after it.
-    Kind,
-    /// A k3d cluster created for the run and deleted after it.
-    K3d,
-    /// A k3s container created for the run and deleted after it.
-    K3s,
+/// Which cluster the suite runs on: `--cluster`'s names and help are the providers' own.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct ClusterArg(pub Provider);
+
+impl ClusterArg {
+    const LOCAL: ClusterArg = ClusterArg(Provider::Local);
+}
+
+impl ValueEnum for ClusterArg {
+    fn value_variants<'a>() -> &'a [Self] {
+        const ALL: [ClusterArg; Provider::ALL.len()] = {
+            let mut all = [ClusterArg::LOCAL; Provider::ALL.len()];
+            let mut i = 0;
+            while i < all.len() {
+                all[i] = ClusterArg(Provider::ALL[i]);
+                i += 1;
+            }
+            all
+        };
+        &ALL
+    }
+
+    fn to_possible_value(&self) -> Option<PossibleValue> {
+        Some(PossibleValue::new(self.0.as_str()).help(self.0.about()))
+    }
 }
 
 /// The controller under test.
@@ -50,7 +63,7 @@ pub enum ControllerArg {
 #[command(after_long_help = crate::cli::exit::help())]
 pub struct RunArgs {
     /// The cluster to run on.
-    #[arg(long, env = "AWCONF_CLUSTER", value_enum, default_value_t = ClusterArg::Local)]
+    #[arg(long, env = "AWCONF_CLUSTER", value_enum, default_value_t = ClusterArg::LOCAL)]
     cluster: ClusterArg,
     /// With `--cluster existing`: its kubeconfig (default: kubectl's, from KUBECONFIG or
     /// ~/.kube/config).

@@ -8,6 +8,10 @@ pub mod k3s;
 pub mod kind;
 pub mod local;
 
+use cli::CliCluster;
+
+use crate::cluster::ClusterError;
+
 use std::fmt;
 use std::str::FromStr;
 
@@ -24,13 +28,52 @@ pub enum Provider {
 }
 
 impl Provider {
+    /// In the order `--cluster` lists them: the two a run does not create first.
     pub const ALL: [Provider; 5] = [
         Provider::Local,
+        Provider::Existing,
         Provider::Kind,
         Provider::K3d,
         Provider::K3s,
-        Provider::Existing,
     ];
+
+    /// What `--cluster` with this name runs on, for help texts.
+    pub fn about(self) -> &'static str {
+        match self {
+            Provider::Local => "The embedded control plane, started for the run",
+            Provider::Kind => "A kind cluster created for the run and deleted after it",
+            Provider::K3d => "A k3d cluster created for the run and deleted after it",
+            Provider::K3s => "A k3s container created for the run and deleted after it",
+            Provider::Existing => {
+                "Yours: --kubeconfig, or kubectl's (KUBECONFIG, else ~/.kube/config) and its \
+                 current context"
+            }
+        }
+    }
+
+    /// Creates a cluster of this provider with its defaults, deleted when the value is
+    /// dropped: the providers a run creates through their command-line tools.
+    pub async fn create(self) -> Result<CliCluster, ClusterError> {
+        match self {
+            Provider::Kind => kind::up(kind::KindOptions::default()).await,
+            Provider::K3d => k3d::up(k3d::K3dOptions::default()).await,
+            Provider::K3s => k3s::up(k3s::K3sOptions::default()).await,
+            Provider::Local | Provider::Existing => {
+                Err(ClusterError::Provider(Box::new(NotCreated(self))))
+            }
+        }
+    }
+
+    /// What [`Provider::create`] is doing, for progress lines.
+    pub fn creating(self) -> &'static str {
+        match self {
+            Provider::Kind => "creating a kind cluster",
+            Provider::K3d => "creating a k3d cluster",
+            Provider::K3s => "starting a k3s container",
+            Provider::Local => "starting the embedded control plane",
+            Provider::Existing => "connecting to the cluster",
+        }
+    }
 
     pub fn as_str(self) -> &'static str {
         match self {
@@ -49,8 +92,13 @@ impl fmt::Display for Provider {
     }
 }
 
+/// [`Provider::create`] on a provider that is not created through a command-line tool.
 #[derive(Debug, PartialEq, Eq, thiserror::Error)]
-#[error("unknown cluster provider `{0}`; expected one of: local, kind, k3d, k3s, existing")]
+#[error("--cluster {0} is not created by a run")]
+pub struct NotCreated(pub Provider);
+
+#[derive(Debug, PartialEq, Eq, thiserror::Error)]
+#[error("unknown cluster provider `{0}`; expected one of: {names}", names = Provider::ALL.map(Provider::as_str).join(", "))]
 pub struct UnknownProvider(pub String);
 
 impl FromStr for Provider {
@@ -89,11 +137,26 @@ mod tests {
         let message = UnknownProvider("minikube".into()).to_string();
         assert_eq!(
             message,
-            "unknown cluster provider `minikube`; expected one of: local, kind, k3d, k3s, existing"
+            "unknown cluster provider `minikube`; expected one of: local, existing, kind, k3d, k3s"
         );
         for provider in Provider::ALL {
             assert_eq!(provider.to_string().parse::<Provider>(), Ok(provider));
             assert!(message.contains(provider.as_str()), "{provider}");
+        }
+    }
+
+    #[tokio::test]
+    async fn only_the_command_line_providers_are_created_by_a_run() {
+        for provider in [Provider::Local, Provider::Existing] {
+            let error = provider.create().await.err().expect("not created");
+            assert_eq!(
+                error.to_string(),
+                format!("--cluster {provider} is not created by a run")
+            );
+        }
+        for provider in Provider::ALL {
+            assert!(!provider.about().is_empty(), "{provider}");
+            assert!(!provider.creating().is_empty(), "{provider}");
         }
     }
 }

@@ -12,7 +12,7 @@ use clusters::install::logs::PodLogs;
 use clusters::install::scale::Workload;
 use clusters::install::{self, Part, Target};
 use clusters::nodes::NodeShape;
-use clusters::{Capabilities, ExistingCluster, K3dOptions, K3sOptions, KindOptions, Provider};
+use clusters::{Capabilities, ExistingCluster};
 
 use super::{Environment, installed, steps_client};
 use crate::controller::{ControllerUnderTest, find_binary, shared_selector, suite_config};
@@ -186,9 +186,9 @@ async fn reach(choice: &ClusterChoice) -> anyhow::Result<Reached> {
                 keep: Box::new(cluster),
             }
         }
-        ClusterChoice::Created(Provider::Kind) => {
-            println!("awconf: creating a kind cluster");
-            let cluster = clusters::providers::kind::up(KindOptions::default()).await?;
+        ClusterChoice::Created(provider) => {
+            println!("awconf: {}", provider.creating());
+            let cluster = provider.create().await?;
             Reached {
                 kubeconfig: cluster.kubeconfig().to_path_buf(),
                 loader: Some(cluster.loader()),
@@ -196,27 +196,6 @@ async fn reach(choice: &ClusterChoice) -> anyhow::Result<Reached> {
                 keep: Box::new(cluster),
             }
         }
-        ClusterChoice::Created(Provider::K3d) => {
-            println!("awconf: creating a k3d cluster");
-            let cluster = clusters::providers::k3d::up(K3dOptions::default()).await?;
-            Reached {
-                kubeconfig: cluster.kubeconfig().to_path_buf(),
-                loader: Some(cluster.loader()),
-                install: everything,
-                keep: Box::new(cluster),
-            }
-        }
-        ClusterChoice::Created(Provider::K3s) => {
-            println!("awconf: starting a k3s container");
-            let cluster = clusters::providers::k3s::up(K3sOptions::default()).await?;
-            Reached {
-                kubeconfig: cluster.kubeconfig().to_path_buf(),
-                loader: Some(cluster.loader()),
-                install: everything,
-                keep: Box::new(cluster),
-            }
-        }
-        ClusterChoice::Created(other) => anyhow::bail!("--cluster {other} is not created by a run"),
     })
 }
 
