@@ -21,7 +21,7 @@ fn settings(appwrappers: usize) -> Settings {
         at_once: 10,
         nodes: None,
         seed: SEED,
-        kueue: clusters::kueue::test_source().expect("AWCONF_KUEUE_VERSION"),
+        kueue: clusters::kueue::default_source().expect("AWCONF_KUEUE_VERSION"),
         report_dir: std::path::Path::new("target").join("awconf-bench-test"),
         timeout: Duration::from_secs(300),
         trace_writes: false,

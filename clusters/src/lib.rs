@@ -23,6 +23,7 @@ pub mod process;
 pub mod progress;
 pub mod providers;
 pub mod system_node;
+#[cfg(any(test, feature = "testing"))]
 pub mod testing;
 pub mod toolchain;
 pub mod webhook_retry;

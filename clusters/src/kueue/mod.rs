@@ -22,7 +22,7 @@ use kube::api::{Api, DynamicObject, Patch, PatchParams, PostParams};
 use serde_json::json;
 
 pub use error::KueueError;
-pub use shared::{host, shared, shared_at, test_source, test_version};
+pub use shared::{default_source, default_version, host, shared, shared_at};
 pub use source::{KueueSource, Materialized};
 pub use version::KueueVersion;
 

@@ -1,4 +1,5 @@
-//! One Kueue per test process, on the process-wide local cluster.
+//! One Kueue per process, on the process-wide local cluster: the suite's, and each test
+//! binary's.
 
 use std::sync::OnceLock;
 
@@ -8,14 +9,15 @@ use super::{Kueue, KueueHost, KueueSource};
 use crate::providers::local::{self, LocalCluster};
 use crate::toolchain::KUEUE_DEFAULT;
 
-/// The Kueue version tests run against: `$AWCONF_KUEUE_VERSION`, else the pinned default.
-pub fn test_version() -> String {
+/// The Kueue version a run or a test uses unless told: `$AWCONF_KUEUE_VERSION`, else the
+/// pinned default.
+pub fn default_version() -> String {
     std::env::var("AWCONF_KUEUE_VERSION").unwrap_or_else(|_| KUEUE_DEFAULT.to_string())
 }
 
-/// [`test_version`] as a source.
-pub fn test_source() -> Result<KueueSource, String> {
-    KueueSource::release(&test_version())
+/// [`default_version`] as a source.
+pub fn default_source() -> Result<KueueSource, String> {
+    KueueSource::release(&default_version())
 }
 
 pub fn host(cluster: &LocalCluster) -> KueueHost {

@@ -43,7 +43,7 @@ impl LoadFlags {
         anyhow::ensure!(self.appwrappers > 0, "--appwrappers must be at least 1");
         anyhow::ensure!(self.at_once > 0, "--at-once must be at least 1");
         anyhow::ensure!(self.nodes != Some(0), "--nodes must be at least 1");
-        let default = clusters::kueue::test_version();
+        let default = clusters::kueue::default_version();
         Ok(Settings {
             appwrappers: self.appwrappers,
             at_once: self.at_once,

@@ -62,7 +62,7 @@ impl Default for SuiteOptions {
             cluster: ClusterChoice::Local,
             controller: ControllerMode::Embedded,
             // An unparsable AWCONF_KUEUE_VERSION is reported by the command line's parser.
-            kueue: clusters::kueue::test_source()
+            kueue: clusters::kueue::default_source()
                 .unwrap_or_else(|_| clusters::kueue::KueueSource::pinned()),
             kueue_upgrade_from: None,
             controller_upgrade_from: None,
