@@ -30,6 +30,11 @@ pub enum Promise {
     /// deletion to the garbage collector breaks the promise, and such objects are reported,
     /// marked as terminating. The check only reads, so it does not hold the collector up.
     Disappeared,
+    /// The AppWrapper disappeared while its last known `ResourcesDeployed` was True, and the
+    /// API server removed it past its finalizer ([`Snapshot::removed_past_finalizer`]): the
+    /// controller had no deletion to run. The garbage collector deletes what the AppWrapper
+    /// owns; an object with no owner reference to it is never deleted, and is reported.
+    RemovedPastFinalizer,
 }
 
 /// Every component an AppWrapper's status named in the states the monitor saw of it, and
@@ -69,28 +74,38 @@ pub struct Leftover {
     pub kind: String,
     pub name: String,
     pub uid: String,
+    /// One of its owner references names the AppWrapper, so that the garbage collector
+    /// deletes it once the AppWrapper is gone.
+    pub owned: bool,
     /// How it is doing (a pod's phase, being deleted); not part of what it is.
     pub notes: Vec<String>,
 }
 
 impl Leftover {
-    fn of(kind: &str, object: &Value, mut notes: Vec<String>) -> Leftover {
+    /// `object`, of the AppWrapper whose uid is `owner`.
+    fn of(kind: &str, object: &Value, owner: &str, mut notes: Vec<String>) -> Leftover {
         let meta = &object["metadata"];
         if !meta["deletionTimestamp"].is_null() {
             notes.push("terminating".into());
         }
         let text = |v: &Value| v.as_str().unwrap_or_default().to_string();
+        let owned = meta["ownerReferences"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .any(|o| o["uid"] == owner);
         Leftover {
             kind: kind.into(),
             name: text(&meta["name"]),
             uid: text(&meta["uid"]),
+            owned,
             notes,
         }
     }
 
-    fn of_pod(pod: &Pod) -> Leftover {
+    fn of_pod(pod: &Pod, owner: &str) -> Leftover {
         let phase = objects::pod_phase(pod).to_string();
-        Leftover::of("Pod", &objects::to_value(pod), vec![phase])
+        Leftover::of("Pod", &objects::to_value(pod), owner, vec![phase])
     }
 
     /// The same object (a namesake created after this one was deleted is another).
@@ -244,12 +259,19 @@ where
 
 /// The verdict on a promise, given what is left and the AppWrapper as it is now.
 pub fn judge(release: &Release, left: &[Leftover], now: Option<&Value>) -> Option<String> {
+    let (left, which) = match release.promise {
+        Promise::RemovedPastFinalizer => (
+            left.iter().filter(|l| !l.owned).collect::<Vec<_>>(),
+            "these, with no owner reference to it,",
+        ),
+        _ => (left.iter().collect(), "these"),
+    };
     if left.is_empty() || !still_promised(release, now) {
         return None;
     }
     let left: Vec<String> = left.iter().map(ToString::to_string).collect();
     Some(format!(
-        "{} while these still exist: {}",
+        "{} while {which} still exist: {}",
         release.promise,
         left.join(", ")
     ))
@@ -264,7 +286,7 @@ fn still_promised(release: &Release, now: Option<&Value>) -> bool {
         return true;
     };
     match &release.promise {
-        Promise::Disappeared => false,
+        Promise::Disappeared | Promise::RemovedPastFinalizer => false,
         Promise::Released(conditions) => {
             now["metadata"]["uid"] == release.state.uid.as_str()
                 && conditions.iter().all(|c| {
@@ -286,6 +308,10 @@ impl std::fmt::Display for Promise {
             Promise::Disappeared => {
                 f.write_str("the AppWrapper disappeared with ResourcesDeployed True")
             }
+            Promise::RemovedPastFinalizer => f.write_str(
+                "the API server removed the AppWrapper past its finalizer with ResourcesDeployed \
+                 True (kubernetes/kubernetes#77988)",
+            ),
         }
     }
 }
@@ -343,7 +369,7 @@ pub async fn list_leftovers(
     let mut left: Vec<Leftover> = objects::pods_of(client, ns, name)
         .await?
         .iter()
-        .map(Leftover::of_pod)
+        .map(|pod| Leftover::of_pod(pod, &state.uid))
         .collect();
     for (component, deployed) in release.components.iter() {
         let ComponentRef {
@@ -353,7 +379,7 @@ pub async fn list_leftovers(
         } = component;
         match objects::get_object(client, ns, api_version, kind, object).await {
             Ok(Some(found)) if belongs(&found, state, deployed) => {
-                let found = Leftover::of(kind, &found, Vec::new());
+                let found = Leftover::of(kind, &found, &state.uid, Vec::new());
                 // A wrapped Pod is also a labelled one.
                 if !left.iter().any(|l| l.is(&found)) {
                     left.push(found);
@@ -423,6 +449,7 @@ mod tests {
             kind: kind.into(),
             name: name.into(),
             uid: uid.into(),
+            owned: true,
             notes: Vec::new(),
         }
     }
@@ -509,6 +536,41 @@ mod tests {
         );
         let same_name_again = aw("other", "True", LTT);
         assert_eq!(judge(&gone, &left, Some(&same_name_again)), None);
+    }
+
+    /// Removed past its finalizer, the AppWrapper leaves its objects to the garbage collector:
+    /// those it owns are the collector's to delete, those it does not own are left for good.
+    #[test]
+    fn after_a_removal_past_the_finalizer_only_what_it_does_not_own_is_a_violation() {
+        let removed = release(Promise::RemovedPastFinalizer);
+        let owned = running("p", "1");
+        assert_eq!(judge(&removed, std::slice::from_ref(&owned), None), None);
+        let unowned = Leftover {
+            owned: false,
+            ..leftover("ConfigMap", "c", "2")
+        };
+        assert_eq!(
+            judge(&removed, &[owned, unowned.clone()], None).as_deref(),
+            Some(
+                "the API server removed the AppWrapper past its finalizer with ResourcesDeployed \
+                 True (kubernetes/kubernetes#77988) while these, with no owner reference to it, \
+                 still exist: ConfigMap c"
+            )
+        );
+        // A disappearance the controller brought about is judged on everything left.
+        let gone = release(Promise::Disappeared);
+        assert!(judge(&gone, &[running("p", "1")], None).is_some());
+        assert!(judge(&gone, &[unowned], None).is_some());
+    }
+
+    #[test]
+    fn a_leftover_is_owned_when_an_owner_reference_names_the_appwrapper() {
+        let object = |owners: Value| json!({"metadata": {"name": "o", "uid": "1", "ownerReferences": owners}});
+        let owner = json!({"kind": KIND, "name": "aw", "uid": "u", "controller": true});
+        let other = json!({"kind": KIND, "name": "aw", "uid": "v", "controller": true});
+        assert!(Leftover::of("Pod", &object(json!([owner])), "u", Vec::new()).owned);
+        assert!(!Leftover::of("Pod", &object(json!([other])), "u", Vec::new()).owned);
+        assert!(!Leftover::of("Pod", &json!({"metadata": {"name": "o"}}), "u", Vec::new()).owned);
     }
 
     #[test]

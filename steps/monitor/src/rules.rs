@@ -105,6 +105,15 @@ impl Snapshot {
         self.status_of(condition) == Some("True")
     }
 
+    /// Whether this, the last state of a deleted AppWrapper, shows the API server removing it
+    /// past the controller's finalizer: still carrying it, and never marked for deletion. No
+    /// controller can bring that about (a finalizer it removes leaves the deletion timestamp
+    /// in the last state); a DELETE that read the AppWrapper before the finalizer was added
+    /// does, when its write races the one adding it (kubernetes/kubernetes#77988).
+    pub fn removed_past_finalizer(&self) -> bool {
+        !self.deleting && self.finalizers.iter().any(|f| f == FINALIZER)
+    }
+
     pub fn is_false(&self, condition: &str) -> bool {
         self.status_of(condition) == Some("False")
     }

@@ -155,7 +155,11 @@ impl Tracker {
             .collect();
         if deleted && after.is_true(RESOURCES_DEPLOYED) {
             findings.releases.push(Release {
-                promise: Promise::Disappeared,
+                promise: if after.removed_past_finalizer() {
+                    Promise::RemovedPastFinalizer
+                } else {
+                    Promise::Disappeared
+                },
                 state: after,
                 components,
                 before: before_text,
@@ -466,6 +470,32 @@ mod tests {
             vec![Promise::Disappeared]
         );
         assert_eq!(f.releases[0].components.iter().count(), 1);
+    }
+
+    /// The last state of a deleted AppWrapper tells who removed it: with the deletion
+    /// timestamp, the controller's finalizer went last; without it, but with the finalizer, the
+    /// API server removed it past the finalizer, and the controller had nothing to run.
+    #[test]
+    fn a_removal_past_the_finalizer_is_told_from_a_disappearance() {
+        let removal = |last: Snapshot| {
+            let mut t = tracker(&[state("a", "Resuming", QR_RD)]);
+            let f = feed(&mut t, Event::Deleted(last));
+            f.releases
+                .iter()
+                .map(|r| r.promise.clone())
+                .collect::<Vec<_>>()
+        };
+        assert_eq!(
+            removal(state("a", "Resuming", QR_RD)),
+            vec![Promise::RemovedPastFinalizer]
+        );
+        assert_eq!(
+            removal(deleted(state("a", "Resuming", QR_RD))),
+            vec![Promise::Disappeared]
+        );
+        let mut without_finalizer = state("a", "Resuming", QR_RD);
+        without_finalizer.finalizers.clear();
+        assert_eq!(removal(without_finalizer), vec![Promise::Disappeared]);
     }
 
     #[test]
