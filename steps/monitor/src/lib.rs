@@ -407,6 +407,14 @@ async fn watch(client: kube::Client, state: Arc<Mutex<State>>) {
             st.record(findings)
         };
         for release in releases {
+            if release.promise == leftovers::Promise::RemovedPastFinalizer {
+                tracing::warn!(
+                    namespace = %release.state.namespace,
+                    appwrapper = %release.state.name,
+                    "the API server removed the AppWrapper past its finalizer \
+                     (kubernetes/kubernetes#77988); what it owns is the garbage collector's"
+                );
+            }
             tokio::spawn(check_release(client.clone(), Arc::clone(&state), release));
         }
     }
