@@ -25,7 +25,7 @@ use std::time::Duration;
 
 use clusters::kueue::KueueSource;
 use clusters::providers::local::audit::Detail as AuditDetail;
-use conformance_steps::ControllerMode;
+use environment::ControllerMode;
 use serde::Serialize;
 
 use crate::percentiles::Percentiles;

@@ -5,7 +5,7 @@
 use anyhow::Context as _;
 use appwrapper_controller::annotations::RETRY_LIMIT;
 use appwrapper_controller::api::QUEUE_NAME_LABEL;
-use conformance_steps::fixtures::{self, PodSteer};
+use environment::fixtures::{self, PodSteer};
 use serde_json::{Value, json};
 
 use crate::plan::{Planned, Shape};
@@ -124,7 +124,7 @@ fn pod_templates(aw: &Value) -> Vec<serde_json::Map<String, Value>> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use conformance_steps::fixtures::{OUTCOME_LABEL, RUN_DURATION_ANNOTATION};
+    use environment::fixtures::{OUTCOME_LABEL, RUN_DURATION_ANNOTATION};
     use rstest::rstest;
     use serde_json::Map;
 

@@ -9,7 +9,7 @@ use anyhow::Context as _;
 use appwrapper_controller::api::APPWRAPPER_LABEL;
 use chrono::{DateTime, Utc};
 use clusters::kueue::objects::{self as kueue_objects, ClusterQueueSpec, Quota, TEST_QUEUE};
-use conformance_steps::harness::FLAVOR;
+use environment::FLAVOR;
 use futures::StreamExt as _;
 use k8s_openapi::api::apps::v1::Deployment;
 use k8s_openapi::api::batch::v1::Job;

@@ -9,8 +9,8 @@ use anyhow::Context as _;
 use clusters::kueue::{Kueue, KueueSource};
 use clusters::providers::local::audit::Detail as AuditDetail;
 use clusters::{Cluster as _, LocalCluster, LocalOptions};
-use conformance_steps::environment::Environment;
-use conformance_steps::{ControllerMode, SuiteOptions};
+use environment::Environment;
+use environment::{ControllerMode, SuiteOptions};
 
 /// What runs the workloads.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -86,7 +86,7 @@ impl Stand {
             }
             Subject::PlainJobs => {
                 let client = cluster.client().await?;
-                conformance_steps::environment::apply_flavor(&client).await?;
+                environment::apply_flavor(&client).await?;
                 None
             }
         };
@@ -124,7 +124,7 @@ impl Stand {
 /// The reference operator listens on port 9443 of every interface (it cannot be told
 /// otherwise): another process there would answer its webhooks.
 fn reference_port_free() -> anyhow::Result<()> {
-    let port = conformance_steps::reference::WEBHOOK_PORT;
+    let port = environment::reference::WEBHOOK_PORT;
     std::net::TcpListener::bind(("0.0.0.0", port))
         .map(drop)
         .with_context(|| {

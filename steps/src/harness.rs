@@ -3,7 +3,7 @@
 //! arguments, so the run's harness is reachable through [`current`].
 
 use std::path::PathBuf;
-use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, RwLock};
 
 use crate::controller::ControllerUnderTest;
@@ -13,10 +13,8 @@ use crate::options::SuiteOptions;
 use crate::report::recorder::StepRecorder;
 use crate::report::{ScenarioRecord, Skipped};
 
-/// The ResourceFlavor every scenario's ClusterQueue uses: fake nodes only, plus a toleration
-/// admission injects: the fake nodes' taint where they have one.
-pub const FLAVOR: &str = "awconf-flavor";
-pub const FLAVOR_TOLERATION_KEY: &str = "kwok.x-k8s.io/node";
+pub use environment::kueue_upgrade::{KueueHandle, PendingUpgrade};
+pub use environment::{FLAVOR, FLAVOR_TOLERATION_KEY};
 
 /// Scenarios' own clusters up at once (each a control plane, Kueue and a controller; on 2
 /// cores the reference suite ended in 209 s with 8, 273 s with 5, 392 to 438 s with 3, all
@@ -201,96 +199,6 @@ impl Harness {
         }
         files.push(("kueue", kueue_log.to_path_buf()));
         files
-    }
-}
-
-/// A Kueue started at `from` for the `@kueue-upgrade` scenario, which replaces it in place
-/// with `to`, the Kueue under test: the run's, before any other scenario runs, or the one on
-/// the scenario's own cluster.
-pub struct PendingUpgrade {
-    pub from: clusters::kueue::KueueVersion,
-    pub to: clusters::kueue::KueueSource,
-    kueue: KueueHandle,
-    done: AtomicBool,
-}
-
-/// The run's Kueue lives as long as the process; a scenario's own as long as its cluster.
-pub enum KueueHandle {
-    Run(&'static tokio::sync::Mutex<clusters::kueue::Kueue>),
-    Own(Arc<tokio::sync::Mutex<clusters::kueue::Kueue>>),
-}
-
-impl std::ops::Deref for KueueHandle {
-    type Target = tokio::sync::Mutex<clusters::kueue::Kueue>;
-
-    fn deref(&self) -> &Self::Target {
-        match self {
-            KueueHandle::Run(kueue) => kueue,
-            KueueHandle::Own(kueue) => kueue,
-        }
-    }
-}
-
-impl PendingUpgrade {
-    pub fn new(
-        from: clusters::kueue::KueueVersion,
-        to: clusters::kueue::KueueSource,
-        kueue: KueueHandle,
-    ) -> Self {
-        PendingUpgrade {
-            from,
-            to,
-            kueue,
-            done: AtomicBool::new(false),
-        }
-    }
-
-    pub fn done(&self) -> bool {
-        self.done.load(Ordering::SeqCst)
-    }
-
-    /// What Kueue runs now.
-    pub async fn running(&self) -> clusters::kueue::KueueSource {
-        self.kueue.lock().await.source().clone()
-    }
-
-    /// The releases the upgrade runs in turn: each pinned release between `from` and `to`, then
-    /// `to`.
-    pub fn steps(&self) -> Vec<clusters::kueue::KueueSource> {
-        let mut steps: Vec<clusters::kueue::KueueSource> = match &self.to {
-            clusters::kueue::KueueSource::Release(to) => self
-                .from
-                .pinned_between(*to)
-                .into_iter()
-                .map(clusters::kueue::KueueSource::Release)
-                .collect(),
-            _ => Vec::new(),
-        };
-        steps.push(self.to.clone());
-        steps
-    }
-
-    /// Replaces the running Kueue with `to` in place, through each pinned release between
-    /// (once: later calls do nothing). Returns whether this call upgraded it.
-    pub async fn upgrade(&self) -> anyhow::Result<bool> {
-        let mut kueue = self.kueue.lock().await;
-        if self.done() {
-            return Ok(false);
-        }
-        let mut at = self.from.to_string();
-        for step in self.steps() {
-            kueue.upgrade(&step).await.map_err(|e| {
-                anyhow::anyhow!(
-                    "upgrading Kueue from {at} to {} (on the way from {} to {}): {e}",
-                    step.label(),
-                    self.from,
-                    self.to.label()
-                )
-            })?;
-            at = step.label();
-        }
-        self.done.store(true, Ordering::SeqCst);
-        Ok(true)
     }
 }
 

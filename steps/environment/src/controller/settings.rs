@@ -79,7 +79,7 @@ pub(crate) async fn write_config_map(
     let config_map = serde_json::json!({
         "apiVersion": "v1", "kind": "ConfigMap",
         "metadata": { "name": CONFIG_MAP, "namespace": namespace },
-        "data": { "config.yaml": crate::yaml::render(&settings) },
+        "data": { "config.yaml": objects::yaml::render(&settings) },
     });
     clusters::install::apply::apply(client, &config_map)
         .await
@@ -105,7 +105,7 @@ pub(super) fn write_operator_config(config: &Config, path: &Path) -> anyhow::Res
         },
     )?;
     value["webhooksEnabled"] = serde_json::json!(false);
-    std::fs::write(path, crate::yaml::render(&value))
+    std::fs::write(path, objects::yaml::render(&value))
         .with_context(|| format!("writing {}", path.display()))
 }
 

@@ -22,7 +22,7 @@ use kube::api::{Api, ApiResource, DynamicObject, GroupVersionKind, Patch, PatchP
 use serde_json::{Value, json};
 
 use crate::operator_config::{Placement, operator_config};
-use crate::yaml;
+use objects::yaml;
 
 /// The operator's namespace (its `NAMESPACE`); its ConfigMap, Secret and Service live there.
 pub const NAMESPACE: &str = "awconf-reference";

@@ -14,12 +14,13 @@ use anyhow::Context as _;
 use clusters::netns::Netns;
 use clusters::{Cluster as _, LocalCluster, LocalOptions};
 
-use super::{apply_flavor, steps_client};
+use crate::client::steps_client;
 use crate::controller::ControllerUnderTest;
-use crate::harness::{KueueHandle, PendingUpgrade};
-use crate::monitor::Monitor;
+use crate::flavor::apply_flavor;
+use crate::kueue_upgrade::{KueueHandle, PendingUpgrade};
 use crate::options::{ControllerMode, SuiteOptions};
 use crate::reference;
+use monitor::Monitor;
 
 /// Dropped in field order: the monitor, Kueue, the cluster, then the network namespace. The
 /// cluster is held only to be stopped then.

@@ -6,8 +6,9 @@ use std::time::{Duration, Instant};
 use anyhow::Context as _;
 use clusters::Cluster as _;
 
-use super::{Environment, steps_client};
+use crate::client::steps_client;
 use crate::controller::{ControllerUnderTest, suite_config};
+use crate::environment::Environment;
 use crate::options::{ControllerMode, SuiteOptions};
 use crate::reference;
 use crate::webhook::WebhookEndpoint;

@@ -423,7 +423,7 @@ impl ControllerUnderTest {
             client,
             &name,
             self.selector.as_deref().unwrap_or_default(),
-            &crate::yaml::render(&config),
+            &objects::yaml::render(&config),
             Duration::from_secs(120),
         )
         .await

@@ -20,7 +20,7 @@ pub struct Summary {
     pub transitions_total: usize,
     /// (feature: scenario, seconds), slowest first.
     pub slowest: Vec<(String, f64)>,
-    /// Where the run's time went, as printed ([`crate::report::time_spent`]).
+    /// Where the run's time went, as printed (the steps' `report::time_spent`).
     pub time_spent: Vec<String>,
     pub failed_scenarios: Vec<String>,
     /// (feature: scenario, the attempt it passed on).

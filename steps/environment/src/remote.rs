@@ -14,8 +14,10 @@ use clusters::install::{self, Part, Target};
 use clusters::nodes::NodeShape;
 use clusters::{Capabilities, ExistingCluster};
 
-use super::{Environment, installed, steps_client};
+use crate::client::steps_client;
 use crate::controller::{ControllerUnderTest, find_binary, shared_selector, suite_config};
+use crate::environment::Environment;
+use crate::installed;
 use crate::operator_config::{Placement, operator_config};
 use crate::options::{ClusterChoice, ControllerMode, SuiteOptions};
 
@@ -81,7 +83,7 @@ pub async fn up(options: &SuiteOptions) -> anyhow::Result<Environment> {
         controller: controller_manifests::Settings {
             // Scenarios that keep the controller down still create AppWrappers.
             failure_policy: "Ignore".into(),
-            config_yaml: crate::yaml::render(&operator_config(
+            config_yaml: objects::yaml::render(&operator_config(
                 &config,
                 &Placement::InCluster { namespace },
             )?),

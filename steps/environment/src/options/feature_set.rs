@@ -5,7 +5,7 @@ use std::path::{Path, PathBuf};
 /// The feature files of a run.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub enum FeatureSet {
-    /// The features compiled into awconf ([`crate::features::BUILT_IN`]).
+    /// The features compiled into awconf (the steps' `features::BUILT_IN`).
     #[default]
     BuiltIn,
     /// The built-in features and the `*.feature` files under a directory (`--features DIR`).
