@@ -68,8 +68,14 @@ manageJobsWithoutQueueName: false
     )
 }
 
-/// What both placements set alike: the client's rate, the integrations the suite needs, and
-/// the feature gates.
+/// What both placements set alike: the client's rate and the concurrency of its controllers,
+/// the integrations the suite needs, and the feature gates.
+///
+/// The concurrency is the table Kueue's release manifests ship (v0.19's), with AppWrappers
+/// given what Jobs get: a configuration file replaces that table, and without one every
+/// controller reconciles one object at a time. With a single AppWrapper worker, on a loaded
+/// machine, Kueue took 27 s to create a Workload and more than 18 s to unsuspend an
+/// AppWrapper it had admitted at once, and scenarios waiting on the controller failed.
 fn common(gates: &[(&str, bool)]) -> String {
     let gates: String = gates
         .iter()
@@ -81,7 +87,17 @@ fn common(gates: &[(&str, bool)]) -> String {
         format!("featureGates:\n{gates}")
     };
     format!(
-        "clientConnection:
+        "controller:
+  groupKindConcurrency:
+    Job.batch: 5
+    Pod: 5
+    Workload.kueue.x-k8s.io: 10
+    LocalQueue.kueue.x-k8s.io: 5
+    Cohort.kueue.x-k8s.io: 1
+    ClusterQueue.kueue.x-k8s.io: 5
+    ResourceFlavor.kueue.x-k8s.io: 1
+    AppWrapper.workload.codeflare.dev: 5
+clientConnection:
   qps: 300
   burst: 500
 integrations:
@@ -127,6 +143,9 @@ mod tests {
         assert_eq!(value["featureGates"]["DisableWaitForPodsReady"], true);
         assert!(value["featureGates"].get("VisibilityOnDemand").is_none());
         assert!(value.get("internalCertManagement").is_none());
+        let concurrency = &value["controller"]["groupKindConcurrency"];
+        assert_eq!(concurrency["AppWrapper.workload.codeflare.dev"], 5);
+        assert_eq!(concurrency["Workload.kueue.x-k8s.io"], 10);
         let old: serde_json::Value =
             serde_saphyr::from_str(&render_in_cluster(&KueueVersion(0, 18, 4).feature_gates()))
                 .unwrap();
