@@ -13,9 +13,10 @@ use kube::api::{Api, DeleteParams, DynamicObject, ListParams, Patch, PatchParams
 use serde_json::json;
 
 use crate::environment::local::take_over;
+use crate::failure_bundle;
 use crate::isolation::{Isolation, Offers};
 use crate::report::gherkin::ScenarioText;
-use crate::report::{ScenarioRecord, artifacts, events};
+use crate::report::{ScenarioRecord, events};
 use crate::world::{AwWorld, Undo};
 
 /// How long cleanup waits for the AppWrappers of a scenario to be gone.
@@ -272,7 +273,7 @@ async fn finish(w: &mut AwWorld, text: ScenarioText, step_failure: Option<String
 }
 
 async fn save_artifacts(w: &AwWorld, failure: &str) -> Option<std::path::PathBuf> {
-    match artifacts::collect(w, failure).await {
+    match failure_bundle::collect(w, failure).await {
         Ok(dir) => Some(dir),
         Err(e) => {
             tracing::warn!("artifacts of {}: {e:#}", w.ns);

@@ -8,12 +8,14 @@
 
 pub mod annotations;
 pub mod bounds;
+pub mod failure_bundle;
 pub mod features;
 pub mod harness;
 pub mod hooks;
 pub mod isolation;
 pub mod logging;
 pub mod matcher;
+pub mod parameters;
 pub mod plan;
 pub mod report;
 pub mod spec;

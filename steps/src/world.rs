@@ -16,8 +16,8 @@ use crate::environment::own_cluster::OwnCluster;
 use crate::harness::{FLAVOR, Harness};
 use crate::isolation::Isolation;
 use crate::monitor::Monitor;
+use crate::parameters::Subject;
 use crate::report::logs::LogMarks;
-use crate::steps::parameters::Subject;
 
 /// Name of the LocalQueue in every scenario namespace.
 pub const LOCAL_QUEUE: &str = "queue";

@@ -5,7 +5,6 @@
 //! `results.json` for `awconf report compare` and `awconf report summary`, and `junit.xml`.
 //! Cucumber JSON comes from cucumber's writer.
 
-pub mod artifacts;
 pub mod attempts;
 pub mod events;
 pub mod gherkin;

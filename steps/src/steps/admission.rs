@@ -11,8 +11,8 @@ use k8s_openapi::api::rbac::v1::{Role, RoleBinding};
 use kube::api::{Api, DynamicObject, PostParams};
 use serde_json::{Value, json};
 
-use super::parameters::{Quoted, Subject, Whose};
 use super::secs;
+use crate::parameters::{Quoted, Subject, Whose};
 use crate::wait::{self, Check};
 use crate::world::{Attempt, AwWorld};
 

@@ -6,11 +6,11 @@ use cucumber::gherkin::Step;
 use cucumber::{given, when};
 use serde_json::{Value, json};
 
-use super::parameters::{Quoted, Subject, Whose};
 use crate::annotations;
 use crate::controller::OWN_CONTROLLER_LABEL;
 use crate::fixtures::{self, PodSteer};
 use crate::harness::FLAVOR_TOLERATION_KEY;
+use crate::parameters::{Quoted, Subject, Whose};
 use crate::world::{AwWorld, LOCAL_QUEUE, Undo};
 use crate::yaml;
 

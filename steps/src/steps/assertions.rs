@@ -8,9 +8,9 @@ use k8s_openapi::api::core::v1::Event;
 use kube::api::{Api, ListParams};
 use serde_json::{Value, json};
 
-use super::parameters::{ConditionStatus, Deadline, Quoted, Reason, Subject, Whose, Within};
 use super::{deadline_of, patience, secs};
 use crate::matcher;
+use crate::parameters::{ConditionStatus, Deadline, Quoted, Reason, Subject, Whose, Within};
 use crate::wait::{self, Check, Patience};
 use crate::world::{AwWorld, LOCAL_QUEUE};
 use crate::yaml;

@@ -1,6 +1,6 @@
 //! Step definitions, by area. Steps name AppWrappers as `it` / `its` / `the AppWrapper "x"`
-//! (see [`parameters`]); `Given` steps describe an AppWrapper before it is submitted, `When` steps
-//! act on the cluster, `Then` steps assert. An assertion without `within N seconds` reads the
+//! (see [`crate::parameters`]); `Given` steps describe an AppWrapper before it is submitted,
+//! `When` steps act on the cluster, `Then` steps assert. An assertion without `within N seconds` reads the
 //! state once, as the previous step left it; with it, it polls until the state holds (for a
 //! state reached asynchronously). `reaches phase` always names its deadline.
 //!
@@ -26,7 +26,7 @@ pub mod kueue_upgrade;
 pub mod monitor;
 pub mod nodes;
 pub mod objects;
-pub mod parameters;
+
 pub mod pods;
 pub mod timing_windows;
 pub mod unowned_objects;

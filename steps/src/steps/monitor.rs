@@ -3,8 +3,8 @@
 use appwrapper_controller::api::Phase;
 use cucumber::then;
 
-use super::parameters::{ConditionStatus, Reason, Subject, Whose, WithinSeconds};
 use super::secs;
+use crate::parameters::{ConditionStatus, Reason, Subject, Whose, WithinSeconds};
 use crate::wait::{self, Check};
 use crate::world::AwWorld;
 

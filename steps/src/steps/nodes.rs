@@ -8,9 +8,9 @@ use k8s_openapi::api::core::v1::{Node, Taint};
 use kube::api::{Api, Patch, PatchParams};
 use serde_json::json;
 
-use super::parameters::{Gpus, Label, Quoted, Subject, Whose, Within};
 use super::patience;
 use super::pods::{describe, running_pods};
+use crate::parameters::{Gpus, Label, Quoted, Subject, Whose, Within};
 use crate::wait::{self, Check};
 use crate::world::{AwWorld, Undo};
 use objects::pod_phase;

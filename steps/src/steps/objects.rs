@@ -9,10 +9,10 @@ use kube::api::{Api, DeleteParams, PostParams};
 use serde_json::json;
 
 use super::assertions::{expected_yaml, object_matches};
-use super::parameters::{PodPhase, Subject, Whose, Within};
 use super::pods::describe;
 use super::{patience, secs};
 use crate::matcher;
+use crate::parameters::{PodPhase, Subject, Whose, Within};
 use crate::wait::{self, Check};
 use crate::world::AwWorld;
 use objects::pod_phase;

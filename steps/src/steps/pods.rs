@@ -8,9 +8,9 @@ use k8s_openapi::api::core::v1::Pod;
 use kube::api::{Api, DeleteParams, Patch, PatchParams};
 use serde_json::{Value, json};
 
-use super::parameters::{PodOutcome, Whose};
 use super::secs;
 use crate::fixtures::{HOLD_FINALIZER, PodSteer};
+use crate::parameters::{PodOutcome, Whose};
 use crate::wait::{self, Check};
 use crate::world::AwWorld;
 use objects::pod_phase;

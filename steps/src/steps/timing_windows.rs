@@ -26,9 +26,9 @@ use k8s_openapi::api::core::v1::Pod;
 use serde_json::Value;
 
 use super::assertions::{expected_yaml, state_view};
-use super::parameters::{Subject, Whose};
 use super::pods::describe;
 use crate::matcher;
+use crate::parameters::{Subject, Whose};
 use crate::wait::{Check, POLL};
 use crate::world::AwWorld;
 use crate::yaml;

@@ -78,7 +78,10 @@ pub async fn collect(w: &AwWorld, failure: &str) -> anyhow::Result<PathBuf> {
     .unwrap_or_default();
     write("workloads.yaml", &documents(&workloads))?;
 
-    write("events.txt", &super::events::text(client, &w.ns).await)?;
+    write(
+        "events.txt",
+        &crate::report::events::text(client, &w.ns).await,
+    )?;
 
     let names: Vec<String> = w.submitted.iter().chain(w.drafts.keys()).cloned().collect();
     for (label, lines) in w.marks.lines_since(&w.ns, &names) {
