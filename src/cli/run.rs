@@ -212,7 +212,7 @@ impl RunArgs {
                 .with_image(self.image)
                 .with_namespace(self.namespace);
         options.cluster = ClusterChoice::parse(
-            &value_name(self.cluster),
+            self.cluster.0,
             self.kubeconfig,
             self.context,
             self.install.as_deref(),
