@@ -71,7 +71,7 @@ impl Stand {
         })
         .await
         .context("bringing up the local cluster")?;
-        let kueue = Kueue::start(clusters::kueue::host(&cluster), kueue)
+        let kueue = Kueue::start(clusters::shared_kueue::host(&cluster), kueue)
             .await
             .context("starting Kueue")?;
         let environment = match subject {

@@ -22,6 +22,7 @@ pub mod ports;
 pub mod process;
 pub mod progress;
 pub mod providers;
+pub mod shared_kueue;
 pub mod system_node;
 #[cfg(any(test, feature = "testing"))]
 pub mod testing;

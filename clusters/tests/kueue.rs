@@ -14,7 +14,7 @@ const FLAVOR: &str = "kwok-flavor";
 /// A namespace with its own ClusterQueue (of `cpu` cores) and a LocalQueue `queue`.
 async fn queue_setup(name: &str, cpu: &str, preemption: Option<&str>) -> kube::Client {
     let (cluster, _) =
-        clusters::kueue::shared(&clusters::kueue::default_source().unwrap()).unwrap();
+        clusters::shared_kueue::shared(&clusters::kueue::default_source().unwrap()).unwrap();
     let client = namespace(cluster, name).await;
     let mut flavor = objects::resource_flavor(FLAVOR);
     flavor["spec"] = json!({"nodeLabels": {"type": "kwok"}});

@@ -31,7 +31,9 @@ fn admitted(job: &Job) -> bool {
 async fn an_in_place_upgrade_keeps_admitted_workloads_and_admits_new_ones() {
     let cluster = clusters::providers::local::shared().unwrap();
     let from = kueue::KueueSource::release(FROM).unwrap();
-    let mut kueue = Kueue::start(kueue::host(cluster), &from).await.unwrap();
+    let mut kueue = Kueue::start(clusters::shared_kueue::host(cluster), &from)
+        .await
+        .unwrap();
     let ns = "kueue-upgrade";
     let client = namespace(cluster, ns).await;
     objects::apply(&client, &objects::resource_flavor("upgrade-flavor"))

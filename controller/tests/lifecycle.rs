@@ -20,7 +20,7 @@ use serde_json::json;
 fn controller() {
     static STARTED: OnceLock<Result<(), String>> = OnceLock::new();
     let started = STARTED.get_or_init(|| {
-        let (cluster, _) = clusters::kueue::shared(&clusters::kueue::default_source()?)?;
+        let (cluster, _) = clusters::shared_kueue::shared(&clusters::kueue::default_source()?)?;
         clusters::testing::keep_running(move || async move {
             let mut config = Config::default();
             config.appwrapper.fault_tolerance.admission_grace_period =
@@ -35,7 +35,7 @@ fn controller() {
 async fn setup(ns: &str) -> kube::Client {
     controller();
     let (cluster, _) =
-        clusters::kueue::shared(&clusters::kueue::default_source().unwrap()).unwrap();
+        clusters::shared_kueue::shared(&clusters::kueue::default_source().unwrap()).unwrap();
     let client = cluster.client().await.unwrap();
     clusters::testing::namespace(&client, ns).await;
     use clusters::kueue::objects;
@@ -223,7 +223,7 @@ async fn deleting_a_running_appwrapper_removes_its_resources_before_the_finalize
 #[tokio::test]
 async fn a_controller_stopped_as_soon_as_it_starts_stops() {
     let (cluster, _) =
-        clusters::kueue::shared(&clusters::kueue::default_source().unwrap()).unwrap();
+        clusters::shared_kueue::shared(&clusters::kueue::default_source().unwrap()).unwrap();
     let client = cluster.client().await.unwrap();
     for _ in 0..3 {
         // A selector nothing matches keeps it away from the other tests' AppWrappers.

@@ -4,7 +4,6 @@
 pub mod config;
 mod error;
 pub mod objects;
-mod shared;
 mod source;
 mod version;
 mod webhooks;
@@ -22,8 +21,7 @@ use kube::api::{Api, DynamicObject, Patch, PatchParams, PostParams};
 use serde_json::json;
 
 pub use error::KueueError;
-pub use shared::{default_source, default_version, host, shared, shared_at};
-pub use source::{KueueSource, Materialized};
+pub use source::{KueueSource, Materialized, default_source, default_version};
 pub use version::KueueVersion;
 
 use crate::cluster::{ClusterError, client_from_kubeconfig};

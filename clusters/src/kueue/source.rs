@@ -185,6 +185,18 @@ fn build_checkout(dir: &Path, out: &Path) -> Result<(), KueueError> {
     Ok(())
 }
 
+/// The Kueue version a run or a test uses unless told: `$AWCONF_KUEUE_VERSION`, else the
+/// pinned default.
+pub fn default_version() -> String {
+    std::env::var("AWCONF_KUEUE_VERSION")
+        .unwrap_or_else(|_| crate::toolchain::KUEUE_DEFAULT.to_string())
+}
+
+/// [`default_version`] as a source.
+pub fn default_source() -> Result<KueueSource, String> {
+    KueueSource::release(&default_version())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

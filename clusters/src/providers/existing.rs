@@ -114,7 +114,7 @@ impl Cluster for ExistingCluster {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::Capabilities;
+    use crate::cluster::Capabilities;
 
     fn write_kubeconfig(dir: &Path, server: &str) -> PathBuf {
         let path = dir.join("config");

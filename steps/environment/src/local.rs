@@ -41,11 +41,12 @@ pub async fn up(
         ),
     }
     let kubernetes = options.kubernetes.clone();
-    let (cluster, kueue) =
-        tokio::task::spawn_blocking(move || clusters::kueue::shared_at(&source, &kubernetes))
-            .await
-            .context("the cluster start-up task failed")?
-            .map_err(anyhow::Error::msg)?;
+    let (cluster, kueue) = tokio::task::spawn_blocking(move || {
+        clusters::shared_kueue::shared_at(&source, &kubernetes)
+    })
+    .await
+    .context("the cluster start-up task failed")?
+    .map_err(anyhow::Error::msg)?;
     let kueue_log = kueue.lock().await.log_path();
     let mut environment = on_cluster(options, cluster, kueue_log).await?;
     environment.kueue = Some(kueue);

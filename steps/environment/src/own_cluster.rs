@@ -70,7 +70,7 @@ impl OwnCluster {
             Some(from) => clusters::kueue::KueueSource::Release(from),
             None => options.kueue.clone(),
         };
-        let kueue = clusters::kueue::Kueue::start(clusters::kueue::host(&cluster), &source)
+        let kueue = clusters::kueue::Kueue::start(clusters::shared_kueue::host(&cluster), &source)
             .await
             .context("Kueue on the scenario's own cluster")?;
         let kueue_log = kueue.log_path();

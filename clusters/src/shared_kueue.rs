@@ -1,29 +1,17 @@
 //! One Kueue per process, on the process-wide local cluster: the suite's, and each test
-//! binary's.
+//! binary's; and where any Kueue on a local cluster keeps its files.
 
 use std::sync::OnceLock;
 
 use tokio::sync::Mutex;
 
-use super::{Kueue, KueueHost, KueueSource};
+use crate::kueue::{Kueue, KueueHost, KueueSource};
 use crate::providers::local::{self, LocalCluster};
-use crate::toolchain::KUEUE_DEFAULT;
-
-/// The Kueue version a run or a test uses unless told: `$AWCONF_KUEUE_VERSION`, else the
-/// pinned default.
-pub fn default_version() -> String {
-    std::env::var("AWCONF_KUEUE_VERSION").unwrap_or_else(|_| KUEUE_DEFAULT.to_string())
-}
-
-/// [`default_version`] as a source.
-pub fn default_source() -> Result<KueueSource, String> {
-    KueueSource::release(&default_version())
-}
 
 pub fn host(cluster: &LocalCluster) -> KueueHost {
     KueueHost {
         work_dir: cluster.work_dir().to_path_buf(),
-        kubeconfig: crate::Cluster::kubeconfig(cluster).to_path_buf(),
+        kubeconfig: crate::cluster::Cluster::kubeconfig(cluster).to_path_buf(),
         cache: crate::toolchain::cache_dir(),
         detached: false,
     }
