@@ -12,6 +12,7 @@ use appwrapper_controller::api::KIND;
 use k8s_openapi::api::core::v1::Pod;
 use serde_json::Value;
 
+use super::findings::NOT_CHECKED;
 use super::rules::{ComponentRef, Snapshot};
 
 /// What a state promised about the workload's resources.
@@ -155,9 +156,6 @@ impl Cluster for kube::Client {
         objects::get_appwrapper(self, namespace, name).await
     }
 }
-
-/// How a release whose leftovers could not be read (the API server did not answer) begins.
-pub const NOT_CHECKED: &str = "could not check for leftovers";
 
 /// Checks the promise of `release`; returns the violation, if any.
 ///

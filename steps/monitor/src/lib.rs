@@ -9,6 +9,7 @@
 //! the namespace fails; the phase changes seen feed the coverage picture of the report, and
 //! the observed states over time (bounded) the timelines of its scenario pages.
 
+pub mod findings;
 pub mod graph;
 pub mod history;
 pub mod leftovers;
@@ -26,6 +27,7 @@ use kube::api::{Api, DynamicObject};
 use kube::runtime::{WatchStreamExt as _, watcher};
 use tokio::task::JoinHandle;
 
+pub use findings::{Transition, TransitionKind, Violation};
 use history::{AppWrapperHistory, History};
 use leftovers::Release;
 use rules::Snapshot;
@@ -33,90 +35,6 @@ use tracker::{Event, Findings, Tracker};
 
 /// How long a failed lookup of a release check waits before it is tried again.
 const RETRY_PAUSE: Duration = Duration::from_secs(1);
-
-/// A broken invariant, with the states before and after (YAML).
-#[derive(Clone, Debug)]
-pub struct Violation {
-    pub namespace: String,
-    pub name: String,
-    pub message: String,
-    pub before: Option<String>,
-    pub after: String,
-    pub at: DateTime<Utc>,
-}
-
-impl Violation {
-    /// What the monitor could not check, rather than a state or a change it saw break a rule:
-    /// states a re-list skipped, or a release whose leftovers it could not read.
-    pub fn is_unchecked(&self) -> bool {
-        self.message.starts_with(tracker::MISSED)
-            || self.message.starts_with(leftovers::NOT_CHECKED)
-    }
-}
-
-impl std::fmt::Display for Violation {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        writeln!(f, "AppWrapper {}: {}", self.name, self.message)?;
-        if let Some(before) = &self.before {
-            writeln!(f, "--- before:\n{before}")?;
-        }
-        write!(f, "--- after:\n{}", self.after)
-    }
-}
-
-/// How a phase change was seen.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum TransitionKind {
-    /// An edge of the graph, from one watch event to the next.
-    Edge,
-    /// Across a re-list of the watch, which skipped states: the path is inferred (and reported
-    /// as a violation, since the states in between went unchecked).
-    Inferred,
-    /// Not allowed by the graph (reported as a violation).
-    Invalid,
-}
-
-/// A phase change the watch delivered.
-#[derive(Clone, Debug)]
-pub struct Transition {
-    pub namespace: String,
-    pub name: String,
-    pub from: Phase,
-    pub to: Phase,
-    pub kind: TransitionKind,
-    /// The phases passed through, both ends included: two, or the shortest path for an
-    /// inferred change.
-    pub path: Vec<Phase>,
-    pub at: DateTime<Utc>,
-}
-
-impl Transition {
-    /// Seen from one watch event to the next (as opposed to inferred across a re-list).
-    pub fn direct(&self) -> bool {
-        self.kind != TransitionKind::Inferred
-    }
-
-    /// Whether this is the edge `from → to`, seen directly.
-    pub fn observed(&self, from: Phase, to: Phase) -> bool {
-        self.kind == TransitionKind::Edge && self.from == from && self.to == to
-    }
-
-    /// The edges this change took.
-    pub fn edges(&self) -> impl Iterator<Item = (Phase, Phase)> + '_ {
-        self.path.windows(2).map(|w| (w[0], w[1]))
-    }
-
-    /// `A → B`, with what the monitor made of it.
-    pub fn describe(&self) -> String {
-        let path: Vec<String> = self.path.iter().map(ToString::to_string).collect();
-        let note = match self.kind {
-            TransitionKind::Edge => "",
-            TransitionKind::Inferred => " (inferred across a re-list: states missed, violation)",
-            TransitionKind::Invalid => " (not an edge: violation)",
-        };
-        format!("{}{note}", path.join(" → "))
-    }
-}
 
 /// How often each edge of the diagram was seen taken.
 #[derive(Clone, Debug)]
@@ -492,9 +410,9 @@ mod tests {
             at: Utc::now(),
         };
         for (message, unchecked) in [
-            (format!("{}: phase changed", tracker::MISSED), true),
+            (format!("{}: phase changed", findings::MISSED), true),
             (
-                format!("{} after x (3 attempts): refused", leftovers::NOT_CHECKED),
+                format!("{} after x (3 attempts): refused", findings::NOT_CHECKED),
                 true,
             ),
             ("Running with QuotaReserved False".to_string(), false),

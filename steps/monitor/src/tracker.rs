@@ -14,10 +14,10 @@ use std::collections::HashMap;
 use appwrapper_controller::api::condition::RESOURCES_DEPLOYED;
 use chrono::{DateTime, Utc};
 
+use super::findings::{MISSED, Transition, TransitionKind, Violation};
 use super::graph::Change;
 use super::leftovers::{Components, Promise, Release};
 use super::rules::{self, Snapshot};
-use super::{Transition, TransitionKind, Violation};
 
 /// What the watch delivered.
 #[derive(Clone, Debug)]
@@ -199,10 +199,6 @@ impl Tracker {
         findings
     }
 }
-
-/// How the violation of states a re-list skipped begins.
-pub const MISSED: &str =
-    "the watch re-listed and missed states of this AppWrapper, which went unchecked";
 
 /// The violation of states a re-list skipped: the monitor could not check them.
 fn missed(evidence: &str) -> String {
