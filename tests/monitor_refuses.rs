@@ -7,7 +7,8 @@
 use std::process::ExitCode;
 
 use awconf::cli::cargo_test::TestBinary;
-use conformance_steps::{FeatureSet, run_suite};
+use conformance_steps::FeatureSet;
+use conformance_steps::suite::run_suite;
 
 const FEATURE: &str = r#"Feature: A status no conforming controller writes
   Scenario: Succeeded while the quota is still reserved

@@ -8,7 +8,9 @@ use std::process::ExitCode;
 
 use clap::parser::ValueSource;
 use clap::{Arg, ArgAction, Args as _, FromArgMatches as _};
-use conformance_steps::{Plan, SuiteOptions, run_plan};
+use conformance_steps::SuiteOptions;
+use conformance_steps::plan::Plan;
+use conformance_steps::suite::run_plan;
 
 use super::exit::Exit;
 use super::run::{ControllerArg, RunArgs, report};

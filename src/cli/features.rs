@@ -7,6 +7,7 @@ use clap::{Args, Subcommand};
 use conformance_steps::FeatureSet;
 use conformance_steps::features::{self, InvalidFeatures};
 use conformance_steps::spec;
+use conformance_steps::steps::registry;
 
 #[derive(Subcommand)]
 pub enum FeaturesCommand {
@@ -65,7 +66,7 @@ impl FeaturesCommand {
             }
             FeaturesCommand::Check(dirs) => {
                 let set = dirs.set()?;
-                let checked = features::load_checked(&set)?;
+                let checked = features::load_checked(&set, &registry::registered())?;
                 println!(
                     "{} feature files parse, every step has a definition and every behaviour tag \
                      names a behaviour of {}",
@@ -90,7 +91,7 @@ impl FeaturesCommand {
 /// `awconf features steps [TEXT]`: the definitions TEXT matches as a whole step, else those
 /// whose phrases contain it; 1 when there are none.
 fn steps(text: &str) -> anyhow::Result<ExitCode> {
-    let definitions = features::registered();
+    let definitions = registry::registered();
     let mut found = features::matching(text, &definitions);
     if found.is_empty() {
         found = features::containing(text, &definitions);

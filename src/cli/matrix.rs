@@ -11,14 +11,16 @@ use std::time::Instant;
 use anyhow::Context as _;
 use clap::Args;
 use clusters::toolchain::{self, Component};
+use conformance_steps::SuiteOptions;
 use conformance_steps::options::{
     CONTROLLER_UPGRADE_TAG, ControllerUpgrade, KUEUE_UPGRADE_TAG, KueueUpgrade,
 };
+use conformance_steps::plan::Plan;
 use conformance_steps::report::matrix::{self, RunCounts};
-use conformance_steps::{Plan, SuiteOptions};
 
+use crate::cli::args_alone;
 use crate::cli::exit::Exit;
-use crate::cli::run::ControllerArg;
+use crate::cli::run::{ControllerArg, RunArgs};
 
 #[derive(Args)]
 #[command(after_long_help = crate::cli::exit::help())]
@@ -263,14 +265,11 @@ impl MatrixArgs {
 
     /// What `awconf run` makes of a pair's arguments, as the pair's run will.
     fn options(&self, pair: &Pair) -> anyhow::Result<SuiteOptions> {
-        use clap::Parser as _;
-        let words = std::iter::once("awconf".to_string()).chain(self.run_args(pair));
-        match crate::cli::Cli::try_parse_from(words)?.command {
-            crate::cli::Command::Run(run) => run
-                .options(SuiteOptions::default())
-                .with_context(|| pair.label()),
-            _ => unreachable!("the arguments start with `run`"),
-        }
+        let args = self.run_args(pair);
+        let flags: Vec<&str> = args.iter().skip(1).map(String::as_str).collect();
+        args_alone::parse::<RunArgs>(&flags)?
+            .options(SuiteOptions::default())
+            .with_context(|| pair.label())
     }
 
     /// Every pair's binaries, built before the first pair starts so that pairs run at once
@@ -473,17 +472,11 @@ fn last_lines(path: &Path, n: usize) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::cli::{Command, parse_command};
+    use crate::cli::args_alone::parse;
     use conformance_steps::options::ExternalCommand;
 
     fn args(words: &[&str]) -> anyhow::Result<MatrixArgs> {
-        let words: Vec<&str> = std::iter::once("matrix")
-            .chain(words.iter().copied())
-            .collect();
-        match parse_command(&words)? {
-            Command::Matrix(m) => Ok(*m),
-            _ => unreachable!("awconf matrix parses as Matrix"),
-        }
+        Ok(parse(words)?)
     }
 
     #[test]

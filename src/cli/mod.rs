@@ -1,5 +1,6 @@
 //! Command-line interface.
 
+mod args_alone;
 mod bench;
 pub mod cargo_test;
 mod cluster;
@@ -89,12 +90,6 @@ fn long_version() -> &'static str {
         )
     });
     &TEXT
-}
-
-/// `awconf WORDS...` parsed, for the subcommands' tests.
-#[cfg(test)]
-pub(crate) fn parse_command(words: &[&str]) -> Result<Command, clap::Error> {
-    Cli::try_parse_from(std::iter::once(&"awconf").chain(words)).map(|cli| cli.command)
 }
 
 impl Cli {

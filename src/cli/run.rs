@@ -8,9 +8,9 @@ use clap::{Args, ValueEnum};
 use clusters::Provider;
 use clusters::install::Part;
 use conformance_steps::options::ExternalCommand;
-use conformance_steps::{
-    ClusterChoice, ControllerMode, FeatureSet, Plan, SuiteOptions, Summary, run_plan,
-};
+use conformance_steps::plan::Plan;
+use conformance_steps::suite::run_plan;
+use conformance_steps::{ClusterChoice, ControllerMode, FeatureSet, SuiteOptions, Summary};
 
 use crate::cli::exit::Exit;
 
@@ -305,14 +305,10 @@ mod action_gate;
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::cli::{Command, parse_command};
+    use crate::cli::args_alone::parse;
 
     fn options(args: &[&str]) -> anyhow::Result<SuiteOptions> {
-        let words: Vec<&str> = std::iter::once("run").chain(args.iter().copied()).collect();
-        match parse_command(&words)? {
-            Command::Run(run) => run.options(SuiteOptions::default()),
-            _ => unreachable!("awconf run parses as Run"),
-        }
+        parse::<RunArgs>(args)?.options(SuiteOptions::default())
     }
 
     #[test]

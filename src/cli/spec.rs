@@ -49,31 +49,25 @@ impl SpecArgs {
 
 #[cfg(test)]
 mod tests {
-    use crate::cli::{Command, parse_command};
+    use super::SpecArgs;
+    use crate::cli::args_alone::parse;
 
     #[test]
     fn spec_takes_an_area_ids_or_markdown() {
         type Case<'a> = (&'a [&'a str], Option<&'a str>, &'a [&'a str], bool);
         let table: &[Case] = &[
-            (&["spec"], None, &[], false),
+            (&[], None, &[], false),
+            (&["--area", "deletion"], Some("deletion"), &[], false),
             (
-                &["spec", "--area", "deletion"],
-                Some("deletion"),
-                &[],
-                false,
-            ),
-            (
-                &["spec", "FT-EXIT-TERMINAL", "PH-RESUME"],
+                &["FT-EXIT-TERMINAL", "PH-RESUME"],
                 None,
                 &["FT-EXIT-TERMINAL", "PH-RESUME"],
                 false,
             ),
-            (&["spec", "--markdown"], None, &[], true),
+            (&["--markdown"], None, &[], true),
         ];
         for (words, area, ids, markdown) in table {
-            let Ok(Command::Spec(args)) = parse_command(words) else {
-                panic!("{words:?} is no spec command");
-            };
+            let args: SpecArgs = parse(words).unwrap_or_else(|e| panic!("{words:?}: {e}"));
             assert_eq!(args.area.as_deref(), *area);
             assert_eq!(args.ids, *ids);
             assert_eq!(args.markdown, *markdown);
@@ -82,6 +76,6 @@ mod tests {
 
     #[test]
     fn markdown_goes_alone() {
-        assert!(parse_command(&["spec", "--markdown", "--area", "phases"]).is_err());
+        assert!(parse::<SpecArgs>(&["--markdown", "--area", "phases"]).is_err());
     }
 }

@@ -3,7 +3,7 @@
 //! on the test environment (`environment`: the cluster, Kueue, the controller under test and
 //! the run's options), the invariant monitor (`monitor`) and the cluster's objects (`objects`).
 //!
-//! Entry point: [`run_suite`] (or [`Plan::prepare`] then [`run_plan`]), called by
+//! Entry point: `suite::run_suite` (or `plan::Plan::prepare` then `suite::run_plan`), called by
 //! `tests/conformance.rs` (under `cargo test`) and by `awconf run`.
 
 pub mod annotations;
@@ -32,6 +32,3 @@ pub use environment::{
 pub use monitor;
 pub use objects::yaml;
 pub use options::{ClusterChoice, ControllerMode, FeatureSet, SuiteOptions, Summary};
-pub use plan::Plan;
-pub use suite::{run_plan, run_suite};
-pub use world::AwWorld;

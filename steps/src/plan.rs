@@ -22,7 +22,10 @@ impl Plan {
     pub fn prepare(options: &SuiteOptions) -> anyhow::Result<Plan> {
         let selection = Selection::new(options.tags.as_deref(), &options.filters)
             .map_err(anyhow::Error::msg)?;
-        let features = crate::features::load_checked(&options.features)?;
+        let features = crate::features::load_checked(
+            &options.features,
+            &crate::steps::registry::registered(),
+        )?;
         Ok(Plan {
             features,
             selection,

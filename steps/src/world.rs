@@ -93,8 +93,8 @@ pub struct AwWorld {
     /// The shared controller's settings before a step changed them, put back after the
     /// scenario.
     pub settings_to_restore: Option<appwrapper_controller::config::Config>,
-    /// The moments timing windows were measured from, by AppWrapper and kind (see
-    /// [`crate::steps::timing_windows`]): a later window may need one its condition no longer shows.
+    /// The moments the timing windows' steps measured from, by AppWrapper and kind: a later
+    /// window may need one its condition no longer shows.
     pub moments: std::sync::Mutex<BTreeMap<(String, String), chrono::DateTime<chrono::Utc>>>,
 }
 

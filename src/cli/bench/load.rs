@@ -81,17 +81,15 @@ impl LoadArgs {
 
 #[cfg(test)]
 mod tests {
-    use crate::cli::parse_command;
+    use super::LoadArgs;
+    use crate::cli::args_alone::parse;
 
     #[test]
     fn repeat_runs_the_plan_at_least_once() {
-        for words in [
-            &["bench", "load", "--repeat", "3"][..],
-            &["bench", "load"][..],
-        ] {
-            assert!(parse_command(words).is_ok(), "{words:?}");
+        for words in [&["--repeat", "3"][..], &[][..]] {
+            assert!(parse::<LoadArgs>(words).is_ok(), "{words:?}");
         }
-        let e = parse_command(&["bench", "load", "--repeat", "0"])
+        let e = parse::<LoadArgs>(&["--repeat", "0"])
             .err()
             .unwrap()
             .to_string();

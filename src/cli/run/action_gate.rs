@@ -14,7 +14,8 @@ use conformance_steps::options::ExternalCommand;
 use conformance_steps::{ClusterChoice, ControllerMode, SuiteOptions};
 use serde_json::Value;
 
-use crate::cli::{Command as Cli, parse_command};
+use super::RunArgs;
+use crate::cli::args_alone::parse;
 
 const ACTION: &str = "action.yml";
 const SCRIPT: &str = "ci/action/entrypoint.sh";
@@ -25,8 +26,8 @@ const IMAGE: &str = "awconf.local/runner:test";
 
 fn options(args: &[String]) -> anyhow::Result<SuiteOptions> {
     let words: Vec<&str> = args.iter().map(String::as_str).collect();
-    match parse_command(&words)? {
-        Cli::Run(run) => run.options(SuiteOptions::default()),
+    match words.split_first() {
+        Some((&"run", flags)) => parse::<RunArgs>(flags)?.options(SuiteOptions::default()),
         _ => anyhow::bail!("not `awconf run`: {words:?}"),
     }
 }

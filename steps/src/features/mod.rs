@@ -15,9 +15,7 @@ use cucumber::feature::Ext as _;
 use cucumber::gherkin::Feature;
 
 pub use check::{check, closest};
-pub use definitions::{
-    StepDefinition, containing, keyword_name, matching, registered, suggestions,
-};
+pub use definitions::{StepDefinition, containing, keyword_name, matching, suggestions};
 pub use load::{load, parse_text};
 pub use nearest::distance as phrase_distance;
 pub use problem::{InvalidFeatures, Problem};
@@ -61,13 +59,16 @@ pub fn built_in_path(name: &str) -> PathBuf {
     Path::new("features").join(name)
 }
 
-/// The features of `set`, parsed, each step matching exactly one step definition and each
+/// The features of `set`, parsed, each step matching exactly one of `definitions` and each
 /// behaviour tag naming a behaviour of the specification; when the set holds the built-in
 /// features, every behaviour is checked by one of them or says why not. Otherwise every
 /// problem of every file.
-pub fn load_checked(set: &FeatureSet) -> Result<Vec<Feature>, InvalidFeatures> {
+pub fn load_checked(
+    set: &FeatureSet,
+    definitions: &[StepDefinition],
+) -> Result<Vec<Feature>, InvalidFeatures> {
     let (features, mut problems) = load(set);
-    problems.extend(check(&features, &registered()));
+    problems.extend(check(&features, definitions));
     let spec = crate::spec::built_in();
     problems.extend(behaviours::unknown(&features, spec));
     if set.includes_built_in() {
@@ -147,13 +148,6 @@ fn display_path(feature: &Feature) -> String {
 mod tests {
     use super::*;
 
-    /// A directory holding a user's `mine.feature` with `text`.
-    fn users_feature(text: &str) -> tempfile::TempDir {
-        let dir = tempfile::tempdir().unwrap();
-        std::fs::write(dir.path().join("mine.feature"), text).unwrap();
-        dir
-    }
-
     #[test]
     fn every_feature_of_the_source_tree_is_built_in() {
         let mut files: Vec<String> = std::fs::read_dir("../features")
@@ -163,35 +157,6 @@ mod tests {
         files.sort();
         let built_in: Vec<&str> = BUILT_IN.iter().map(|(name, _)| *name).collect();
         assert_eq!(files, built_in);
-    }
-
-    #[test]
-    fn the_built_in_features_parse_and_every_step_has_a_definition() {
-        let features = load_checked(&FeatureSet::BuiltIn).unwrap_or_else(|e| panic!("{e}"));
-        assert_eq!(features.len(), BUILT_IN.len());
-    }
-
-    #[test]
-    fn a_misspelt_step_of_a_users_feature_is_named_with_the_steps_it_resembles() {
-        let dir = users_feature(
-            "Feature: mine\n  Scenario: s\n    Given an AppWrapper \"a\" wrapping a Job with 1 pod\n    When it is submitted to the LocalQueue\n    Then it reaches phaze Running within 30 seconds\n",
-        );
-        let InvalidFeatures(problems) =
-            load_checked(&FeatureSet::BuiltInAnd(dir.path().to_path_buf())).unwrap_err();
-        assert_eq!(problems.len(), 1, "{problems:#?}");
-        let shown = problems[0].to_string();
-        let first_suggestion = shown.lines().nth(2).unwrap_or_default().trim();
-        assert!(
-            shown.starts_with(&format!(
-                "{}:5: unknown step: Then it reaches phaze Running within 30 seconds",
-                dir.path().join("mine.feature").display()
-            )),
-            "{shown}"
-        );
-        assert_eq!(
-            first_suggestion, "Then it reaches phase … within N seconds",
-            "{shown}"
-        );
     }
 
     /// A citation in a built-in feature (a tag, a comment or a description) names a behaviour
@@ -213,27 +178,6 @@ mod tests {
                     );
                 }
             }
-        }
-    }
-
-    #[test]
-    fn a_users_feature_may_name_only_known_behaviours_and_need_not_cover_them() {
-        let dir = users_feature(
-            "Feature: mine\n  @behaviour:FT-EXIT-TERMINL\n  Scenario: s\n    When it is submitted to the LocalQueue\n",
-        );
-        for set in [
-            FeatureSet::BuiltInAnd(dir.path().to_path_buf()),
-            FeatureSet::Only(dir.path().to_path_buf()),
-        ] {
-            let InvalidFeatures(problems) = load_checked(&set).unwrap_err();
-            let shown: Vec<String> = problems.iter().map(ToString::to_string).collect();
-            assert_eq!(
-                shown,
-                [format!(
-                    "{}:3: @behaviour:FT-EXIT-TERMINL of scenario \"s\" names no behaviour of spec/behaviours.yaml; did you mean @behaviour:FT-EXIT-TERMINAL?",
-                    dir.path().join("mine.feature").display()
-                )]
-            );
         }
     }
 

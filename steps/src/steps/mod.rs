@@ -26,8 +26,8 @@ pub mod kueue_upgrade;
 pub mod monitor;
 pub mod nodes;
 pub mod objects;
-
 pub mod pods;
+pub mod registry;
 pub mod timing_windows;
 pub mod unowned_objects;
 

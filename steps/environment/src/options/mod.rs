@@ -21,7 +21,7 @@ pub use mode::ControllerMode;
 pub use summary::Summary;
 pub use upgrade::{KueueUpgrade, TAG as KUEUE_UPGRADE_TAG, parse_upgrade_from};
 
-/// Options of a run of the suite (`conformance_steps::run_suite`).
+/// Options of a run of the suite (`conformance_steps::suite::run_suite`).
 #[derive(Clone, Debug)]
 pub struct SuiteOptions {
     pub cluster: ClusterChoice,
