@@ -77,9 +77,13 @@ Feature: Fault tolerance
           message: 0 pods pending; 1 pods running; 0 pods succeeded
       """
 
+  # Wrapped Pods exist from the deployment time on, so the warmup grace applies from then. A
+  # Job's pods exist only once its controller has made them, and while fewer than expected
+  # exist the admission grace applies (FT-ADMISSION-GRACE): on a starved stand a right
+  # controller would reset early.
   @behaviour:FT-WARMUP-GRACE
   Scenario: Pods that do not run within the warmup grace period reset the workload
-    Given an AppWrapper "slow" wrapping a Job with 2 pods
+    Given an AppWrapper "slow" wrapping a Pod and a Pod
     And its pods stay pending
     And it has the annotations:
       | warmupGracePeriodDuration    | 20s |

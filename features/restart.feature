@@ -224,7 +224,9 @@ Feature: Restart safety
 
   @behaviour:RS-TIMERS-FROM-STATUS @behaviour:FT-WARMUP-GRACE
   Scenario: A restarted controller waits only for what is left of the warmup grace period
-    Given an AppWrapper "warming" wrapping a Job with 2 pods
+    # Wrapped Pods, not a Job's: both exist from the deployment time, so the warmup grace is
+    # the one that applies however slowly a Job controller would make its pods.
+    Given an AppWrapper "warming" wrapping a Pod and a Pod
     And its pods stay pending
     And it has the annotations:
       | warmupGracePeriodDuration    | 25s |
