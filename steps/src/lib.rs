@@ -6,10 +6,8 @@
 //! Entry point: `suite::run_suite` (or `plan::Plan::prepare` then `suite::run_plan`), called by
 //! `tests/conformance.rs` (under `cargo test`) and by `awconf run`.
 
-pub mod annotations;
 pub mod bounds;
 pub mod failure_bundle;
-pub mod features;
 pub mod harness;
 pub mod hooks;
 pub mod isolation;
@@ -18,17 +16,16 @@ pub mod matcher;
 pub mod parameters;
 pub mod plan;
 pub mod report;
-pub mod spec;
 pub mod steps;
 pub mod suite;
 pub mod suite_progress;
-pub mod version_tags;
 pub mod world;
 
 pub use environment::{
     self, EnvironmentFailed, controller, fixtures, latency, operator_config, options, reference,
     wait, webhook,
 };
+pub use features::{self, annotations, spec, version_tags};
 pub use monitor;
 pub use objects::yaml;
 pub use options::{ClusterChoice, ControllerMode, FeatureSet, SuiteOptions, Summary};

@@ -7,6 +7,7 @@ use cucumber::tag::Ext as _;
 use std::collections::HashMap;
 use std::path::Path;
 
+use crate::features::scenarios_of;
 use crate::options::SuiteOptions;
 
 /// The features of a run and its selection of scenarios.
@@ -64,16 +65,6 @@ impl Plan {
                 .map(move |(rule, scenario)| (feature, rule, scenario))
         })
     }
-}
-
-/// Every scenario of a feature, with the Rule it stands in.
-pub(crate) fn scenarios_of(feature: &Feature) -> impl Iterator<Item = (Option<&Rule>, &Scenario)> {
-    feature.scenarios.iter().map(|s| (None, s)).chain(
-        feature
-            .rules
-            .iter()
-            .flat_map(|r| r.scenarios.iter().map(move |s| (Some(r), s))),
-    )
 }
 
 fn has_tag(feature: &Feature, rule: Option<&Rule>, scenario: &Scenario, tag: &str) -> bool {

@@ -3,7 +3,6 @@
 mod cluster;
 mod controller_upgrade;
 mod external;
-mod feature_set;
 pub mod mode;
 mod summary;
 mod upgrade;
@@ -16,7 +15,7 @@ pub use controller_upgrade::{
     parse_upgrade_from as parse_controller_upgrade_from,
 };
 pub use external::ExternalCommand;
-pub use feature_set::FeatureSet;
+pub use features::FeatureSet;
 pub use mode::ControllerMode;
 pub use summary::Summary;
 pub use upgrade::{KueueUpgrade, TAG as KUEUE_UPGRADE_TAG, parse_upgrade_from};

@@ -64,7 +64,7 @@ mod tests {
     use rstest::rstest;
 
     use super::*;
-    use crate::features::parse_text;
+    use crate::load::parse_text;
 
     fn spec() -> Specification {
         Specification::parse(

@@ -1,63 +1,33 @@
-//! The feature files of a run: the built-in ones, compiled into awconf so that an installed
-//! binary needs no source tree, and a user's. Before a run starts anything they are all
-//! parsed and every step is checked against the step definitions ([`load_checked`]).
+//! The executable specification as text: the feature files of a run (the built-in ones,
+//! compiled into awconf so that an installed binary needs no source tree, and a user's), the
+//! behaviours they check ([`spec`]), the AppWrapper annotations they set ([`annotations`]) and
+//! the version tags they carry ([`version_tags`]). Before a run starts anything the features
+//! are all parsed and every step is checked against the step definitions ([`load_checked`]).
+//! Nothing here runs a scenario: the steps crate does.
 
+pub mod annotations;
 mod behaviours;
 mod check;
 mod definitions;
+mod feature_set;
+mod files;
 mod load;
 mod nearest;
 mod problem;
-
-use std::path::{Path, PathBuf};
+pub mod spec;
+pub mod version_tags;
 
 use cucumber::feature::Ext as _;
 use cucumber::gherkin::Feature;
 
-pub use check::{check, closest};
-pub use definitions::{StepDefinition, containing, keyword_name, matching, suggestions};
-pub use load::{load, parse_text};
+pub use check::check;
+pub use definitions::{StepDefinition, closest, containing, keyword_name, matching, suggestions};
+pub use feature_set::FeatureSet;
+use files::is_built_in;
+pub use files::{BUILT_IN, built_in_path, export, file_of};
+pub use load::{load, parse_text, scenarios_of};
 pub use nearest::distance as phrase_distance;
 pub use problem::{InvalidFeatures, Problem};
-
-use crate::options::FeatureSet;
-
-macro_rules! feature {
-    ($name:literal) => {
-        (
-            concat!($name, ".feature"),
-            include_str!(concat!("../../../features/", $name, ".feature")),
-        )
-    };
-}
-
-/// Where a feature was read from, or its name when it was not read from a file.
-pub(crate) fn file_of(feature: &Feature) -> PathBuf {
-    feature
-        .path
-        .clone()
-        .unwrap_or_else(|| PathBuf::from(&feature.name))
-}
-
-/// (file name, text) of every built-in feature.
-pub const BUILT_IN: &[(&str, &str)] = &[
-    feature!("components"),
-    feature!("controller_upgrade"),
-    feature!("deletion"),
-    feature!("extensions"),
-    feature!("fault_tolerance"),
-    feature!("kueue"),
-    feature!("managed_by"),
-    feature!("phases"),
-    feature!("restart"),
-    feature!("webhook"),
-];
-
-/// The path a built-in feature is named by in reports and problems: where it is in the
-/// source tree, and where `awconf features export features` writes it.
-pub fn built_in_path(name: &str) -> PathBuf {
-    Path::new("features").join(name)
-}
 
 /// The features of `set`, parsed, each step matching exactly one of `definitions` and each
 /// behaviour tag naming a behaviour of the specification; when the set holds the built-in
@@ -88,26 +58,6 @@ pub fn load_checked(
     } else {
         Err(InvalidFeatures(problems))
     }
-}
-
-fn is_built_in(feature: &Feature) -> bool {
-    BUILT_IN
-        .iter()
-        .any(|(name, _)| feature.path.as_deref() == Some(built_in_path(name).as_path()))
-}
-
-/// Writes the built-in features into `dir` (created if need be; files of the same names are
-/// overwritten, nothing else is touched) and returns their paths.
-pub fn export(dir: &Path) -> std::io::Result<Vec<PathBuf>> {
-    std::fs::create_dir_all(dir)?;
-    BUILT_IN
-        .iter()
-        .map(|(name, text)| {
-            let path = dir.join(name);
-            std::fs::write(&path, text)?;
-            Ok(path)
-        })
-        .collect()
 }
 
 /// `awconf features list`: one line per feature (file, scenarios, name), then the total.
@@ -146,11 +96,13 @@ fn display_path(feature: &Feature) -> String {
 
 #[cfg(test)]
 mod tests {
+    use std::path::Path;
+
     use super::*;
 
     #[test]
     fn every_feature_of_the_source_tree_is_built_in() {
-        let mut files: Vec<String> = std::fs::read_dir("../features")
+        let mut files: Vec<String> = std::fs::read_dir("../../features")
             .unwrap()
             .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
             .collect();

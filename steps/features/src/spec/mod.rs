@@ -18,7 +18,7 @@ pub use trace::{ScenarioAt, TAG_PREFIX, behaviour_ids, by_behaviour, named_by, s
 pub const PATH: &str = "spec/behaviours.yaml";
 
 /// The text of the specification.
-pub const TEXT: &str = include_str!("../../../spec/behaviours.yaml");
+pub const TEXT: &str = include_str!("../../../../spec/behaviours.yaml");
 
 /// The specification compiled into awconf.
 pub fn built_in() -> &'static Specification {

@@ -51,8 +51,8 @@ pub fn named_by<'a>(
 pub fn scenarios(features: &[Feature]) -> Vec<(ScenarioAt, Vec<&str>)> {
     let mut found = Vec::new();
     for feature in features {
-        let file = crate::features::file_of(feature);
-        for (rule, scenario) in crate::plan::scenarios_of(feature) {
+        let file = crate::files::file_of(feature);
+        for (rule, scenario) in crate::load::scenarios_of(feature) {
             let at = ScenarioAt {
                 file: file.clone(),
                 line: scenario.position.line,
@@ -84,7 +84,7 @@ mod tests {
     use std::path::Path;
 
     use super::*;
-    use crate::features::parse_text;
+    use crate::load::parse_text;
 
     #[test]
     fn tags_of_the_feature_rule_scenario_and_examples_name_behaviours() {

@@ -1,10 +1,15 @@
 //! The step definitions a feature's steps must match, as read from those the suite's World
-//! registers (`crate::steps::registry`), and finding them from a step's text.
+//! registers (the steps crate's `steps::registry`), and finding them from a step's text.
 
 use cucumber::gherkin::StepType;
 use regex::Regex;
 
 use super::nearest;
+
+/// How many known steps an unknown one is shown with.
+pub(crate) const SUGGESTIONS: usize = 3;
+/// Added to the distance of a definition for another keyword than the step's.
+const OTHER_KEYWORD: f64 = 0.5;
 
 /// One step definition: its keyword, its regex, the phrases the regex reads as, and where
 /// its function is (`steps/src/steps/assertions.rs:216`).
@@ -67,7 +72,37 @@ pub fn containing<'a>(words: &str, definitions: &'a [StepDefinition]) -> Vec<&'a
 /// suggests them), for its keyword when it has one.
 pub fn suggestions(text: &str, definitions: &[StepDefinition]) -> Vec<String> {
     let (keyword, text) = split_keyword(text);
-    super::closest(keyword.unwrap_or(StepType::Then), text, definitions)
+    closest(keyword.unwrap_or(StepType::Then), text, definitions)
+}
+
+/// The known steps closest to a step, as `Keyword phrase`, best first.
+pub fn closest(keyword: StepType, text: &str, definitions: &[StepDefinition]) -> Vec<String> {
+    let mut ranked: Vec<(f64, String)> = definitions
+        .iter()
+        .filter_map(|d| {
+            let (distance, phrase) = nearest::best_phrase(text, &d.phrases)?;
+            let penalty = if d.keyword == keyword {
+                0.0
+            } else {
+                OTHER_KEYWORD
+            };
+            Some((
+                distance + penalty,
+                format!("{} {phrase}", keyword_name(d.keyword)),
+            ))
+        })
+        .collect();
+    ranked.sort_by(|a, b| a.0.total_cmp(&b.0).then_with(|| a.1.cmp(&b.1)));
+    let mut suggestions: Vec<String> = Vec::new();
+    for (_, suggestion) in ranked {
+        if !suggestions.contains(&suggestion) {
+            suggestions.push(suggestion);
+        }
+        if suggestions.len() == SUGGESTIONS {
+            break;
+        }
+    }
+    suggestions
 }
 
 /// A step's keyword, if written (`And`, `But` and `*` name none), and the rest of its text.

@@ -64,8 +64,8 @@ mod tests {
     use std::path::Path;
 
     use super::*;
-    use crate::features::load;
-    use crate::options::FeatureSet;
+    use crate::feature_set::FeatureSet;
+    use crate::load::load;
     use crate::spec::{built_in, by_behaviour};
 
     #[test]
@@ -99,7 +99,7 @@ mod tests {
         let (features, problems) = load(&FeatureSet::BuiltIn);
         assert!(problems.is_empty(), "{problems:?}");
         let want = markdown(built_in(), &by_behaviour(&features));
-        let have = include_str!("../../../spec/README.md");
+        let have = include_str!("../../../../spec/README.md");
         assert!(
             have == want,
             "spec/README.md is out of date: run `cargo run -- spec --markdown > spec/README.md`"

@@ -4,10 +4,10 @@
 use std::path::{Path, PathBuf};
 
 use cucumber::feature::Ext as _;
-use cucumber::gherkin::{EnvError, Feature, GherkinEnv, ParseFileError};
+use cucumber::gherkin::{EnvError, Feature, GherkinEnv, ParseFileError, Rule, Scenario};
 
 use super::problem::Problem;
-use crate::options::FeatureSet;
+use crate::feature_set::FeatureSet;
 
 /// The features of `set` that parse, and the problems of those that do not: the built-in
 /// ones first (named `features/<file>`, as in the source tree and as `awconf features export
@@ -15,8 +15,8 @@ use crate::options::FeatureSet;
 pub fn load(set: &FeatureSet) -> (Vec<Feature>, Vec<Problem>) {
     let mut parsed = Vec::new();
     if set.includes_built_in() {
-        for (name, text) in super::BUILT_IN {
-            parsed.push(parse_text(&super::built_in_path(name), text));
+        for (name, text) in crate::files::BUILT_IN {
+            parsed.push(parse_text(&crate::files::built_in_path(name), text));
         }
     }
     if let Some(dir) = set.user_dir() {
@@ -223,6 +223,16 @@ fn feature_files(dir: &Path) -> Result<Vec<PathBuf>, Problem> {
     Ok(files)
 }
 
+/// Every scenario of a feature, with the Rule it stands in.
+pub fn scenarios_of(feature: &Feature) -> impl Iterator<Item = (Option<&Rule>, &Scenario)> {
+    feature.scenarios.iter().map(|s| (None, s)).chain(
+        feature
+            .rules
+            .iter()
+            .flat_map(|r| r.scenarios.iter().map(move |s| (Some(r), s))),
+    )
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -317,7 +327,7 @@ mod tests {
         .unwrap();
         let (with_mine, problems) = load(&FeatureSet::BuiltInAnd(dir.path().to_path_buf()));
         assert_eq!(problems, []);
-        assert_eq!(with_mine.len(), super::super::BUILT_IN.len() + 1);
+        assert_eq!(with_mine.len(), crate::files::BUILT_IN.len() + 1);
         assert_eq!(
             with_mine[0].path.as_deref(),
             Some(Path::new("features/components.feature"))

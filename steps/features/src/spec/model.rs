@@ -3,7 +3,7 @@
 
 use serde::Deserialize;
 
-use crate::features::phrase_distance;
+use crate::nearest::distance as phrase_distance;
 
 /// Every behaviour of a conforming controller, by area.
 #[derive(Clone, Debug, Deserialize, PartialEq, Eq)]

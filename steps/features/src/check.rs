@@ -4,21 +4,15 @@
 
 use std::path::Path;
 
-use cucumber::gherkin::{Feature, Step, StepType};
+use cucumber::gherkin::{Feature, Step};
 
-use super::definitions::{StepDefinition, keyword_name};
-use super::nearest;
+use super::definitions::{StepDefinition, closest, keyword_name};
 use super::problem::Problem;
-
-/// How many known steps an unknown one is shown with.
-const SUGGESTIONS: usize = 3;
-/// Added to the distance of a definition for another keyword than the step's.
-const OTHER_KEYWORD: f64 = 0.5;
 
 pub fn check(features: &[Feature], definitions: &[StepDefinition]) -> Vec<Problem> {
     let mut problems = Vec::new();
     for feature in features {
-        let path = super::file_of(feature);
+        let path = crate::files::file_of(feature);
         for (line, tag) in tags_of(feature) {
             if let Some(Err(e)) = crate::version_tags::parse(tag) {
                 problems.push(Problem::at(&path, line, e));
@@ -119,40 +113,12 @@ fn ambiguous(path: &Path, step: &Step, matching: &[&StepDefinition]) -> Problem 
     Problem::at(path, step.position.line, message)
 }
 
-/// The known steps closest to a step, as `Keyword phrase`, best first.
-pub fn closest(keyword: StepType, text: &str, definitions: &[StepDefinition]) -> Vec<String> {
-    let mut ranked: Vec<(f64, String)> = definitions
-        .iter()
-        .filter_map(|d| {
-            let (distance, phrase) = nearest::best_phrase(text, &d.phrases)?;
-            let penalty = if d.keyword == keyword {
-                0.0
-            } else {
-                OTHER_KEYWORD
-            };
-            Some((
-                distance + penalty,
-                format!("{} {phrase}", keyword_name(d.keyword)),
-            ))
-        })
-        .collect();
-    ranked.sort_by(|a, b| a.0.total_cmp(&b.0).then_with(|| a.1.cmp(&b.1)));
-    let mut suggestions: Vec<String> = Vec::new();
-    for (_, suggestion) in ranked {
-        if !suggestions.contains(&suggestion) {
-            suggestions.push(suggestion);
-        }
-        if suggestions.len() == SUGGESTIONS {
-            break;
-        }
-    }
-    suggestions
-}
-
 #[cfg(test)]
 mod tests {
+    use cucumber::gherkin::StepType;
+
     use super::*;
-    use crate::features::load::parse_text;
+    use crate::load::parse_text;
 
     fn definitions() -> Vec<StepDefinition> {
         [
@@ -275,6 +241,6 @@ mod tests {
             got[0],
             "Then the AppWrapper \"…\" reaches phase … within N seconds"
         );
-        assert_eq!(got.len(), SUGGESTIONS);
+        assert_eq!(got.len(), crate::definitions::SUGGESTIONS);
     }
 }
