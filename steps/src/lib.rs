@@ -15,7 +15,6 @@ pub mod logging;
 pub mod matcher;
 pub mod parameters;
 pub mod plan;
-pub mod report;
 pub mod steps;
 pub mod suite;
 pub mod suite_progress;
@@ -28,4 +27,5 @@ pub use environment::{
 pub use features::{self, annotations, spec, version_tags};
 pub use monitor;
 pub use objects::yaml;
-pub use options::{ClusterChoice, ControllerMode, FeatureSet, SuiteOptions, Summary};
+pub use options::{ClusterChoice, ControllerMode, FeatureSet, SuiteOptions};
+pub use report::{self, Summary};

@@ -16,9 +16,10 @@ use crate::isolation::{Isolation, Offers};
 use crate::monitor::Monitor;
 use crate::options::{
     CONTROLLER_UPGRADE_TAG, ControllerMode, ControllerUpgrade, KUEUE_UPGRADE_TAG, KueueUpgrade,
-    SuiteOptions, Summary,
+    SuiteOptions,
 };
 use crate::plan::{Plan, Prepared};
+use crate::report::Summary;
 use crate::report::gherkin::ScenarioText;
 use crate::report::{self, Report, Skipped, Status};
 use crate::version_tags::{self, StandVersions};

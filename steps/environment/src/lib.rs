@@ -25,7 +25,7 @@ pub mod webhook;
 pub use client::HARNESS_USER_AGENT;
 pub use environment::{Environment, EnvironmentFailed};
 pub use flavor::{FLAVOR, FLAVOR_TOLERATION_KEY, apply_flavor};
-pub use options::{ClusterChoice, ControllerMode, FeatureSet, SuiteOptions, Summary};
+pub use options::{ClusterChoice, ControllerMode, FeatureSet, SuiteOptions};
 
 use std::path::PathBuf;
 

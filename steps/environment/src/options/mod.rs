@@ -4,7 +4,6 @@ mod cluster;
 mod controller_upgrade;
 mod external;
 pub mod mode;
-mod summary;
 mod upgrade;
 
 use std::path::{Path, PathBuf};
@@ -17,7 +16,6 @@ pub use controller_upgrade::{
 pub use external::ExternalCommand;
 pub use features::FeatureSet;
 pub use mode::ControllerMode;
-pub use summary::Summary;
 pub use upgrade::{KueueUpgrade, TAG as KUEUE_UPGRADE_TAG, parse_upgrade_from};
 
 /// Options of a run of the suite (`conformance_steps::suite::run_suite`).

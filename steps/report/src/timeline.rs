@@ -10,7 +10,7 @@ use chrono::{DateTime, Utc};
 use super::events::EventRecord;
 use super::html::escape;
 use super::recorder::StepOutcome;
-use crate::monitor::history::{AppWrapperHistory, Observation};
+use monitor::history::{AppWrapperHistory, Observation};
 
 const WIDTH: f64 = 1100.0;
 const LABELS: f64 = 150.0;
@@ -474,8 +474,8 @@ fn draw_axis(svg: &mut String, scale: &Scale, top: f64, axis_top: f64) {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::monitor::history::ConditionState;
     use chrono::TimeDelta;
+    use monitor::history::ConditionState;
 
     fn at(s: i64) -> DateTime<Utc> {
         DateTime::<Utc>::UNIX_EPOCH + TimeDelta::seconds(s)

@@ -2,18 +2,8 @@
 //! A scenario is judged by its last attempt; one that passed only on a retry is flaky, never
 //! a plain pass, and its earlier failures stay in its record.
 
-use std::path::PathBuf;
-
-use super::ScenarioRecord;
-
-/// A failed attempt before the last one.
-#[derive(Clone, Debug, Default, PartialEq)]
-pub struct Attempt {
-    pub namespace: String,
-    pub failure: String,
-    pub seconds: f64,
-    pub artifacts: Option<PathBuf>,
-}
+pub use crate::record::Attempt;
+use crate::record::ScenarioRecord;
 
 impl Attempt {
     fn of(record: ScenarioRecord) -> Attempt {
@@ -52,8 +42,8 @@ pub fn merge(records: Vec<ScenarioRecord>) -> Vec<ScenarioRecord> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::report::Status;
-    use crate::report::gherkin::{ScenarioKey, ScenarioText};
+    use crate::gherkin::{ScenarioKey, ScenarioText};
+    use crate::status::Status;
 
     fn attempt(line: usize, passed: bool, ns: &str) -> ScenarioRecord {
         ScenarioRecord {

@@ -74,7 +74,7 @@ impl Parameter {
     /// The full annotation key.
     pub fn annotation_key(&self) -> Option<String> {
         self.annotation
-            .map(|a| format!("{}{a}", crate::annotations::PREFIX))
+            .map(|a| format!("{}{a}", features::annotations::PREFIX))
     }
 
     /// Whether `text` names this parameter: its annotation, configuration field or name, as
@@ -149,7 +149,7 @@ mod tests {
         for p in PARAMETERS {
             if let Some(a) = p.annotation {
                 assert_eq!(
-                    crate::annotations::key(a).unwrap(),
+                    features::annotations::key(a).unwrap(),
                     p.annotation_key().unwrap()
                 );
             }

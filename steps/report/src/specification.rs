@@ -10,8 +10,9 @@ use anyhow::Context as _;
 use maud::{Markup, html};
 
 use super::html::{href, page};
-use super::{Report, ScenarioRecord, Skipped, Status};
-use crate::spec::{self, Behaviour, ScenarioAt, Specification};
+use crate::record::{Report, ScenarioRecord, Skipped};
+use crate::status::Status;
+use features::spec::{self, Behaviour, ScenarioAt, Specification};
 
 pub const FILE: &str = "specification.html";
 
@@ -89,7 +90,7 @@ fn checks<'a>(report: &Report<'a>) -> BTreeMap<&'a str, Checks<'a>> {
 }
 
 pub fn write(dir: &Path, report: &Report<'_>) -> anyhow::Result<PathBuf> {
-    let (built_in, _) = crate::features::load(&crate::options::FeatureSet::BuiltIn);
+    let (built_in, _) = features::load(&features::FeatureSet::BuiltIn);
     let path = dir.join(FILE);
     let text = render(report, spec::built_in(), &spec::by_behaviour(&built_in));
     std::fs::write(&path, text).with_context(|| format!("writing {}", path.display()))?;
@@ -183,9 +184,9 @@ fn scenarios(checks: &Checks<'_>, behaviour: &Behaviour) -> Markup {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::options::Summary;
-    use crate::report::gherkin::{ScenarioKey, ScenarioText};
-    use crate::report::html::hostile;
+    use crate::gherkin::{ScenarioKey, ScenarioText};
+    use crate::html::hostile;
+    use crate::run_summary::Summary;
 
     fn text(line: usize, tags: &[&str]) -> ScenarioText {
         ScenarioText {

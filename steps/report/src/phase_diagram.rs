@@ -6,7 +6,7 @@ use std::fmt::Write as _;
 use appwrapper_controller::api::Phase;
 
 use super::html::{anchor, escape};
-use crate::monitor::EdgeCoverage;
+use monitor::EdgeCoverage;
 
 const W: f64 = 60.0; // half width of a phase box
 const H: f64 = 20.0; // half height
@@ -158,7 +158,7 @@ mod tests {
 
     #[test]
     fn every_edge_is_drawn_and_marked() {
-        let edges: Vec<EdgeCoverage> = crate::monitor::graph::EDGES
+        let edges: Vec<EdgeCoverage> = monitor::graph::EDGES
             .iter()
             .enumerate()
             .map(|(i, &(from, to))| EdgeCoverage {

@@ -8,8 +8,8 @@
 
 use std::collections::BTreeMap;
 
-use super::Status;
 use super::results::{RunResults, ScenarioResult};
+use crate::status::Status;
 
 /// The longest first mismatch shown, in characters; the scenario's page has the rest.
 pub const MISMATCH_CHARS: usize = 300;
@@ -229,7 +229,7 @@ fn truncate(text: &str, max: usize) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::report::results::FORMAT;
+    use crate::results::FORMAT;
     use rstest::rstest;
 
     #[rstest]

@@ -13,8 +13,9 @@ use super::gherkin::StepText;
 use super::html::{href, page, svg};
 use super::recorder::{StepOutcome, StepRun};
 use super::timeline::{self, StepMark};
-use super::{ScenarioRecord, Status};
-use crate::monitor::history::AppWrapperHistory;
+use crate::record::ScenarioRecord;
+use crate::status::Status;
+use monitor::history::AppWrapperHistory;
 
 pub const PAGE: &str = "index.html";
 
@@ -145,7 +146,7 @@ pub fn render(r: &ScenarioRecord, artifacts: &[String]) -> String {
 /// The behaviours of the specification it checks, each a link to its row of the Specification
 /// page: those it broke, when it failed.
 fn behaviours(r: &ScenarioRecord) -> Markup {
-    let ids = crate::spec::behaviour_ids(&r.text.tags);
+    let ids = features::spec::behaviour_ids(&r.text.tags);
     let heading = if r.status() == Status::Failed {
         "Behaviours it broke"
     } else {
@@ -156,7 +157,7 @@ fn behaviours(r: &ScenarioRecord) -> Markup {
             h3 { (heading) }
             ul.behaviours {
                 @for id in ids {
-                    @let statement = crate::spec::built_in().find(id).map(|b| b.statement.as_str());
+                    @let statement = features::spec::built_in().find(id).map(|b| b.statement.as_str());
                     li {
                         a href={ "../../" (super::specification::FILE) "#" (id) } { code { (id) } }
                         @if let Some(statement) = statement { ": " (statement) }
@@ -338,8 +339,8 @@ fn events(r: &ScenarioRecord) -> Markup {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::report::gherkin::{ScenarioKey, ScenarioText, StepText};
-    use crate::report::recorder::ScenarioRun;
+    use crate::gherkin::{ScenarioKey, ScenarioText, StepText};
+    use crate::recorder::ScenarioRun;
     use chrono::TimeDelta;
 
     fn at(ms: i64) -> DateTime<Utc> {
@@ -425,7 +426,7 @@ mod tests {
             namespace: "aw-2".into(),
             passed: true,
             flaky: true,
-            earlier: vec![crate::report::attempts::Attempt {
+            earlier: vec![crate::attempts::Attempt {
                 namespace: "aw-1".into(),
                 failure: "deadline <missed>".into(),
                 seconds: 31.0,
@@ -447,14 +448,14 @@ mod tests {
 
     #[test]
     fn hostile_text_is_escaped() {
-        use crate::report::html::hostile::{ESCAPED as SAFE, TEXT as HOSTILE, assert_escaped};
+        use crate::html::hostile::{ESCAPED as SAFE, TEXT as HOSTILE, assert_escaped};
         let record = ScenarioRecord {
             feature: "F".into(),
             scenario: HOSTILE.into(),
             namespace: "aw-1".into(),
             failure: Some(format!("log line: {HOSTILE}")),
             transitions: vec![HOSTILE.into()],
-            events: vec![crate::report::events::EventRecord {
+            events: vec![crate::events::EventRecord {
                 message: HOSTILE.into(),
                 ..Default::default()
             }],

@@ -10,7 +10,8 @@ use std::time::Duration;
 
 use quick_junit::{NonSuccessKind, Report, TestCase, TestCaseStatus, TestRerun, TestSuite};
 
-use super::{ScenarioRecord, Skipped, Status};
+use crate::record::{ScenarioRecord, Skipped};
+use crate::status::Status;
 
 /// The name of a test case's property that names a behaviour it checks.
 pub const BEHAVIOUR_PROPERTY: &str = "behaviour";
@@ -102,7 +103,7 @@ fn ran(record: &ScenarioRecord) -> TestCase {
 
 /// A `behaviour` property for each behaviour the tags name.
 fn behaviours(tags: &[String]) -> Vec<(&str, &str)> {
-    crate::spec::behaviour_ids(tags)
+    features::spec::behaviour_ids(tags)
         .into_iter()
         .map(|id| (BEHAVIOUR_PROPERTY, id))
         .collect()
@@ -124,8 +125,8 @@ fn first_line(text: &str) -> &str {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::report::attempts::merge;
-    use crate::report::gherkin::{ScenarioKey, ScenarioText};
+    use crate::attempts::merge;
+    use crate::gherkin::{ScenarioKey, ScenarioText};
 
     fn text(file: &str, line: usize) -> ScenarioText {
         ScenarioText {

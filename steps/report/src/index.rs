@@ -10,8 +10,10 @@ use maud::{Markup, html};
 
 use super::html::{anchor, href, page, status_cell, svg};
 use super::parameters::{PARAMETERS, Parameter};
-use super::{Report, ScenarioRecord, Skipped, Status, phase_diagram};
-use crate::monitor::EdgeCoverage;
+use crate::phase_diagram;
+use crate::record::{Report, ScenarioRecord, Skipped};
+use crate::status::Status;
+use monitor::EdgeCoverage;
 
 /// Scenarios of one feature, by outcome.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
@@ -313,8 +315,8 @@ fn truncate(text: &str, max: usize) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::options::Summary;
-    use crate::report::gherkin::{ScenarioKey, ScenarioText, StepText};
+    use crate::gherkin::{ScenarioKey, ScenarioText, StepText};
+    use crate::run_summary::Summary;
     use std::collections::BTreeSet;
 
     fn text(file: &str, line: usize, step: &str) -> ScenarioText {
@@ -431,7 +433,7 @@ mod tests {
 
     #[test]
     fn hostile_text_is_escaped() {
-        use crate::report::html::hostile::{ESCAPED as SAFE, TEXT as HOSTILE, assert_escaped};
+        use crate::html::hostile::{ESCAPED as SAFE, TEXT as HOSTILE, assert_escaped};
         let mut failed = record(HOSTILE, HOSTILE, 3, false, false);
         failed.failure = Some(format!("log line: {HOSTILE}"));
         let mut passed = record("phases", HOSTILE, 9, true, false);

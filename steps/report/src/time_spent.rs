@@ -5,7 +5,7 @@
 
 use chrono::{DateTime, Utc};
 
-use super::ScenarioRecord;
+use crate::record::ScenarioRecord;
 
 /// A scenario counts as started by the end of another when it started this soon after.
 const HANDOVER_SECONDS: f64 = 1.0;
@@ -200,8 +200,8 @@ impl TimeSpent {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::report::gherkin::StepText;
-    use crate::report::recorder::{ScenarioRun, StepRun};
+    use crate::gherkin::StepText;
+    use crate::recorder::{ScenarioRun, StepRun};
 
     #[rstest::rstest]
     #[case(

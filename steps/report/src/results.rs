@@ -7,7 +7,8 @@ use std::path::Path;
 use anyhow::Context as _;
 use serde::{Deserialize, Serialize};
 
-use super::{Report, Status};
+use crate::record::Report;
+use crate::status::Status;
 
 pub const FILE: &str = "results.json";
 /// Raised when a field changes meaning; readers refuse a format they do not know.
@@ -122,7 +123,7 @@ impl RunResults {
 }
 
 fn behaviours(tags: &[String]) -> Vec<String> {
-    crate::spec::behaviour_ids(tags)
+    features::spec::behaviour_ids(tags)
         .into_iter()
         .map(str::to_string)
         .collect()

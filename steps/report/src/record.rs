@@ -1,59 +1,26 @@
-//! Reports of a run, static files that work when opened from disk: `index.html` (features,
-//! the phase diagram with the scenarios behind each edge, the parameters of the design and
-//! the scenarios that test them, what was skipped), a page per scenario (its Gherkin text
-//! with each step's outcome, a timeline of each of its AppWrappers, its artifacts), and
-//! `results.json` for `awconf report compare` and `awconf report summary`, and `junit.xml`.
-//! Cucumber JSON comes from cucumber's writer.
-
-pub mod attempts;
-pub mod events;
-pub mod gherkin;
-pub mod html;
-pub mod index;
-pub mod junit;
-pub mod logs;
-pub mod matrix;
-pub mod parameters;
-pub mod phase_diagram;
-pub mod recorder;
-pub mod results;
-pub mod scenario_page;
-pub mod specification;
-pub mod summary;
-pub mod time_spent;
-pub mod timeline;
+//! The neutral records a report is made of: how each scenario went, what was not run, and
+//! the run around them. Filled in by the suite; nothing here knows of its World.
 
 use std::path::{Path, PathBuf};
 
 use chrono::{DateTime, Utc};
-use serde::{Deserialize, Serialize};
+use monitor::EdgeCoverage;
+use monitor::history::AppWrapperHistory;
 
-use crate::monitor::EdgeCoverage;
-use crate::monitor::history::AppWrapperHistory;
-use crate::options::Summary;
-use events::EventRecord;
-use gherkin::ScenarioText;
-use recorder::ScenarioRun;
+use crate::events::EventRecord;
+use crate::gherkin::ScenarioText;
+use crate::html;
+use crate::recorder::ScenarioRun;
+use crate::run_summary::Summary;
+use crate::status::Status;
 
-#[derive(Serialize, Deserialize, Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
-#[serde(rename_all = "lowercase")]
-pub enum Status {
-    Passed,
-    Failed,
-    /// Passed, but only on a retry.
-    Flaky,
-    Skipped,
-}
-
-impl Status {
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Status::Passed => "passed",
-            Status::Failed => "failed",
-            Status::Flaky => "flaky",
-            Status::Skipped => "skipped",
-        }
-    }
+/// A failed attempt before the last one.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Attempt {
+    pub namespace: String,
+    pub failure: String,
+    pub seconds: f64,
+    pub artifacts: Option<PathBuf>,
 }
 
 /// How one scenario went.
@@ -66,7 +33,7 @@ pub struct ScenarioRecord {
     /// It passed only on a retry.
     pub flaky: bool,
     /// The attempts that failed before this one, with `--retries`.
-    pub earlier: Vec<attempts::Attempt>,
+    pub earlier: Vec<Attempt>,
     pub failure: Option<String>,
     pub seconds: f64,
     /// Seconds it waited for the serial lock or a place for its own cluster before it began.
@@ -142,15 +109,4 @@ pub struct Report<'a> {
     pub coverage: &'a [EdgeCoverage],
     /// The controller under test, Kueue's version, the concurrency.
     pub context: &'a str,
-}
-
-/// Writes a page per scenario, `results.json`, `specification.html` and `index.html` into
-/// `dir`; returns the path of the index.
-pub fn write(dir: &Path, report: &Report<'_>) -> anyhow::Result<PathBuf> {
-    for record in report.records {
-        scenario_page::write(dir, record)?;
-    }
-    results::RunResults::of(report).write(dir)?;
-    specification::write(dir, report)?;
-    index::write(dir, report)
 }

@@ -5,7 +5,7 @@
 use maud::{DOCTYPE, Markup, PreEscaped, html};
 use percent_encoding::{AsciiSet, NON_ALPHANUMERIC, utf8_percent_encode};
 
-use super::Status;
+use crate::status::Status;
 
 /// Text for the SVG drawings, in element content and in quoted attributes.
 pub fn escape(text: &str) -> String {

@@ -8,9 +8,9 @@ use std::path::{Component, Path, PathBuf};
 use anyhow::Context as _;
 use maud::{Markup, html};
 
-use super::Status;
 use super::html::{href, page};
 use super::results::{RunResults, ScenarioResult};
+use crate::status::Status;
 
 /// One run as a column: what it is called, where it is from the matrix, and its results.
 #[derive(Clone, Debug)]
