@@ -7,7 +7,7 @@
 use std::process::ExitCode;
 use std::time::Duration;
 
-use awconf_bench::report::{self, RunReport};
+use awconf_bench::figures::{self, RunReport};
 use awconf_bench::stand::Subject;
 use awconf_bench::{Settings, chaos, load};
 use conformance_steps::ControllerMode;
@@ -81,7 +81,7 @@ async fn small_load() -> Result<(), String> {
     )
     .await
     .map_err(|e| format!("{e:#}"))?;
-    let table = report::table_of_repeats(&result.by_subject());
+    let table = figures::table_of_repeats(&result.by_subject());
     for line in &table {
         println!("{line}");
     }
@@ -113,7 +113,7 @@ async fn small_chaos() -> Result<(), String> {
     let result = chaos(&settings(30), &process, &faults)
         .await
         .map_err(|e| format!("{e:#}"))?;
-    for line in report::table(std::slice::from_ref(&result.run)) {
+    for line in figures::table(std::slice::from_ref(&result.run)) {
         println!("{line}");
     }
     if result.verdict.passed() {

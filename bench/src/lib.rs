@@ -6,16 +6,16 @@
 
 pub mod audit;
 pub mod chaos;
+pub mod controller_usage;
+pub mod figures;
 pub mod manifest;
 pub mod percentiles;
 pub mod plan;
-pub mod report;
 pub mod rng;
 pub mod run;
 pub mod stand;
 pub mod stand_cpu;
-pub mod timeline;
-pub mod usage;
+pub mod workload_timeline;
 pub mod write_trace;
 
 use std::path::PathBuf;
@@ -28,9 +28,9 @@ use clusters::providers::local::audit::Detail as AuditDetail;
 use environment::ControllerMode;
 use serde::Serialize;
 
+use crate::figures::RunReport;
 use crate::percentiles::Percentiles;
 use crate::plan::Plan;
-use crate::report::RunReport;
 use crate::run::{Run, Workloads};
 use crate::stand::{Stand, Subject};
 
@@ -200,7 +200,8 @@ async fn measure(
         }
         None => false,
     };
-    let sampler = measured.then(|| usage::Sampler::start(Arc::clone(&target), in_process));
+    let sampler =
+        measured.then(|| controller_usage::Sampler::start(Arc::clone(&target), in_process));
     let stand_sampler = stand_cpu::Sampler::start();
     let namespace = format!("bench-{}-{}", settings.seed, std::process::id());
     let run = Run::begin(
@@ -289,7 +290,7 @@ async fn measure(
     };
     let started_at = run.started_at;
     let conclusion = run.conclude().await;
-    let usage = sampler.map(usage::Sampler::finish);
+    let usage = sampler.map(controller_usage::Sampler::finish);
     let stand_cpu = stand_sampler.finish();
     // The audit log is written in batches.
     tokio::time::sleep(Duration::from_secs(2)).await;

@@ -23,7 +23,7 @@ use serde_json::{Value, json};
 use crate::manifest::{self, DEPLOYMENT_RUN_SECONDS};
 use crate::plan::{Ending, Plan, Planned};
 use crate::stand::bench_client;
-use crate::timeline::{End, News, Observation, Timeline};
+use crate::workload_timeline::{End, News, Observation, Timeline};
 
 /// What the plan is submitted as.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

@@ -6,7 +6,7 @@
 use std::collections::BTreeMap;
 use std::time::Duration;
 
-use crate::usage::Periodic;
+use crate::controller_usage::Periodic;
 
 /// One process as /proc shows it at one moment.
 #[derive(Clone, Debug, PartialEq)]
@@ -72,13 +72,13 @@ impl Meter {
 }
 
 fn read_all() -> Vec<Process> {
-    let ticks = crate::usage::ticks_per_second();
-    crate::usage::pids()
+    let ticks = crate::controller_usage::ticks_per_second();
+    crate::controller_usage::pids()
         .into_iter()
         .filter_map(|pid| {
             // Its own time only: a child's is counted as the child's.
-            let stat = crate::usage::stat(pid)?;
-            let name = program_name(&crate::usage::cmdline(pid)?)?;
+            let stat = crate::controller_usage::stat(pid)?;
+            let name = program_name(&crate::controller_usage::cmdline(pid)?)?;
             Some(Process {
                 pid,
                 parent: stat.parent,

@@ -6,7 +6,7 @@
 //! Entry point: `suite::run_suite` (or `plan::Plan::prepare` then `suite::run_plan`), called by
 //! `tests/conformance.rs` (under `cargo test`) and by `awconf run`.
 
-pub mod bounds;
+pub mod deadlines;
 pub mod failure_bundle;
 pub mod harness;
 pub mod hooks;

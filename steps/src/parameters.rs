@@ -87,7 +87,7 @@ impl std::ops::Deref for Whose {
 }
 
 text_parameter!(
-    /// A deadline as [`crate::bounds::PATTERN`] writes it: `30 seconds`, `the detection period`.
+    /// A deadline as [`crate::deadlines::PATTERN`] writes it: `30 seconds`, `the detection period`.
     #[derive(Parameter)]
     #[param(
         name = "deadline",
@@ -234,10 +234,10 @@ mod tests {
 
     #[test]
     fn deadlines_are_written_as_the_bounds_read_them() {
-        assert_eq!(Deadline::REGEX, crate::bounds::PATTERN);
+        assert_eq!(Deadline::REGEX, crate::deadlines::PATTERN);
         assert_eq!(
             Within::REGEX,
-            format!("(?: within (?:{}))?", crate::bounds::PATTERN)
+            format!("(?: within (?:{}))?", crate::deadlines::PATTERN)
         );
         assert_eq!(
             &*" within 30 seconds".parse::<Within>().unwrap(),

@@ -5,7 +5,7 @@ use serde::Serialize;
 use super::schedule::Target;
 use super::{Down, Outage};
 use crate::plan::{Ending, Plan};
-use crate::timeline::{End, Record, SeenReset};
+use crate::workload_timeline::{End, Record, SeenReset};
 
 /// The reasons a reset has when Kueue or the API server was down while the attempt was
 /// deploying: a wrapped object could not be created past the admission grace period

@@ -3,7 +3,7 @@
 
 use std::process::ExitCode;
 
-use awconf_bench::report;
+use awconf_bench::figures;
 use awconf_bench::stand::Subject;
 use clap::Args;
 
@@ -51,10 +51,10 @@ impl ChaosArgs {
         };
         let result = awconf_bench::chaos(&settings, &subject, &faults).await?;
         println!();
-        for line in report::table(std::slice::from_ref(&result.run)) {
+        for line in figures::table(std::slice::from_ref(&result.run)) {
             println!("{line}");
         }
-        for line in report::details(&result.run) {
+        for line in figures::details(&result.run) {
             println!("{line}");
         }
         for what in &result.revived {

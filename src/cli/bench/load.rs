@@ -2,7 +2,7 @@
 
 use std::process::ExitCode;
 
-use awconf_bench::report;
+use awconf_bench::figures;
 use awconf_bench::stand::Subject;
 use clap::{Args, ValueEnum};
 use conformance_steps::ControllerMode;
@@ -58,7 +58,7 @@ impl LoadArgs {
         subjects.dedup();
         let result = awconf_bench::load(&settings, &subjects, usize::from(self.repeat)).await?;
         println!();
-        for line in report::table_of_repeats(&result.by_subject()) {
+        for line in figures::table_of_repeats(&result.by_subject()) {
             println!("{line}");
         }
         if subjects.len() > 1 {
@@ -67,7 +67,7 @@ impl LoadArgs {
             );
         }
         for run in &result.runs {
-            for line in report::details(run) {
+            for line in figures::details(run) {
                 println!("{line}");
             }
         }

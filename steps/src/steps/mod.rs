@@ -37,7 +37,7 @@ pub fn secs(n: u64) -> Duration {
     Duration::from_secs(n)
 }
 
-/// `within <deadline>` (see [`crate::bounds`]) when the step says so; without it an assertion
+/// `within <deadline>` (see [`crate::deadlines`]) when the step says so; without it an assertion
 /// reads the state once.
 pub fn patience(deadline: &str) -> anyhow::Result<crate::wait::Patience> {
     if deadline.is_empty() {
@@ -46,7 +46,7 @@ pub fn patience(deadline: &str) -> anyhow::Result<crate::wait::Patience> {
     deadline_of(deadline).map(crate::wait::Patience::Within)
 }
 
-/// A deadline a step names (see [`crate::bounds`]).
+/// A deadline a step names (see [`crate::deadlines`]).
 pub fn deadline_of(text: &str) -> anyhow::Result<Duration> {
-    crate::bounds::parse(text).map_err(anyhow::Error::msg)
+    crate::deadlines::parse(text).map_err(anyhow::Error::msg)
 }

@@ -4,9 +4,9 @@
 use serde::Serialize;
 
 use crate::audit::Requests;
+use crate::controller_usage::Usage;
 use crate::percentiles::Percentiles;
-use crate::timeline::Tally;
-use crate::usage::Usage;
+use crate::workload_timeline::Tally;
 
 #[derive(Clone, Debug, Serialize)]
 pub struct RunReport {
@@ -53,7 +53,7 @@ pub struct RunReport {
     /// Create requests that were refused and tried again.
     pub create_retries: u64,
     /// Each workload's times and highest resettingCount.
-    pub records: std::collections::BTreeMap<String, crate::timeline::Record>,
+    pub records: std::collections::BTreeMap<String, crate::workload_timeline::Record>,
     /// With `trace_writes`: which writes Kueue's Workload writes answered.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub writes: Option<crate::write_trace::WriteTrace>,
