@@ -130,7 +130,7 @@ fn entrypoint(
 fn the_action_runs_the_suite_in_a_container_of_the_runner_image() {
     let dir = tempfile::tempdir().unwrap();
     let archive = dir.path().join("runner.tar");
-    let controller = common::controller::controller_binary();
+    let controller = common::controller_binary::controller_binary();
 
     let started = Instant::now();
     let (code, text) = common::awconf([

@@ -76,7 +76,7 @@ fn the_kueue_feature_passes_on_every_pinned_pair() {
 /// that pair's kubeconfig and configuration.
 #[test]
 fn an_external_controller_runs_in_every_pair() {
-    let controller = common::controller::controller_binary();
+    let controller = common::controller_binary::controller_binary();
     let dir = tempfile::tempdir().unwrap();
     let report = dir.path().join("matrix");
     let kueue = clusters::toolchain::KUEUE_PINNED[..2].join(",");

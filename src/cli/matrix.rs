@@ -16,7 +16,7 @@ use conformance_steps::options::{
     CONTROLLER_UPGRADE_TAG, ControllerUpgrade, KUEUE_UPGRADE_TAG, KueueUpgrade,
 };
 use conformance_steps::plan::Plan;
-use conformance_steps::report::matrix::{self, RunCounts};
+use conformance_steps::report::compare::{self, RunCounts};
 
 use crate::cli::args_alone;
 use crate::cli::exit::Exit;
@@ -147,7 +147,7 @@ impl MatrixArgs {
         let comparison = if runs.is_empty() {
             None
         } else {
-            Some(matrix::compare_labeled(&runs, &page)?)
+            Some(compare::compare_labeled(&runs, &page)?)
         };
 
         println!();
@@ -289,7 +289,7 @@ impl MatrixArgs {
                 }
                 _ => None,
             };
-            for c in conformance_steps::environment::toolchain::needed(
+            for c in conformance_steps::environment::prebuild::needed(
                 options,
                 from,
                 controller_from.as_ref(),

@@ -5,7 +5,7 @@ use std::process::ExitCode;
 
 use clap::Subcommand;
 use conformance_steps::report::results::RunResults;
-use conformance_steps::report::{matrix, summary};
+use conformance_steps::report::{compare, summary};
 
 #[derive(Subcommand)]
 pub enum ReportCommand {
@@ -35,7 +35,7 @@ impl ReportCommand {
     pub fn run(self) -> anyhow::Result<ExitCode> {
         match self {
             ReportCommand::Compare { dirs, output } => {
-                let c = matrix::compare(&dirs, &output)?;
+                let c = compare::compare(&dirs, &output)?;
                 println!(
                     "{}: {} scenarios × {} runs, {} differ",
                     output.display(),

@@ -14,9 +14,9 @@ use serde_json::json;
 
 use crate::environment::local::take_over;
 use crate::failure_bundle;
-use crate::isolation::{Isolation, Offers};
 use crate::report::gherkin::ScenarioText;
 use crate::report::{ScenarioRecord, events};
+use crate::serial_offers::{Isolation, Offers};
 use crate::world::{AwWorld, Undo};
 
 /// How long cleanup waits for the AppWrappers of a scenario to be gone.
@@ -115,7 +115,7 @@ pub async fn after(
         ScenarioFinished::BeforeHookFailed(info) => Some(panic_text(info.as_ref())),
     };
     let Some(w) = world else {
-        if let Ok(h) = crate::harness::current() {
+        if let Ok(h) = crate::run_context::current() {
             h.record(ScenarioRecord {
                 feature: feature.name.clone(),
                 scenario: scenario.name.clone(),

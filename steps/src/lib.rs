@@ -8,20 +8,20 @@
 
 pub mod deadlines;
 pub mod failure_bundle;
-pub mod harness;
 pub mod hooks;
-pub mod isolation;
 pub mod logging;
 pub mod matcher;
 pub mod parameters;
 pub mod plan;
+pub mod run_context;
+pub mod serial_offers;
 pub mod steps;
 pub mod suite;
 pub mod suite_progress;
 pub mod world;
 
 pub use environment::{
-    self, EnvironmentFailed, controller, fixtures, latency, operator_config, options, reference,
+    self, EnvironmentFailed, fixtures, latency, operator_config, options, reference, under_test,
     wait, webhook,
 };
 pub use features::{self, annotations, spec, version_tags};

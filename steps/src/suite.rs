@@ -10,9 +10,7 @@ use cucumber::{World as _, WriterExt as _, writer};
 use futures::FutureExt as _;
 
 use crate::environment::{Environment, EnvironmentFailed};
-use crate::harness::{self, Harness, KueueHandle, PendingUpgrade};
 use crate::hooks;
-use crate::isolation::{Isolation, Offers};
 use crate::monitor::Monitor;
 use crate::options::{
     CONTROLLER_UPGRADE_TAG, ControllerMode, ControllerUpgrade, KUEUE_UPGRADE_TAG, KueueUpgrade,
@@ -22,6 +20,8 @@ use crate::plan::{Plan, Prepared};
 use crate::report::Summary;
 use crate::report::gherkin::ScenarioText;
 use crate::report::{self, Report, Skipped, Status};
+use crate::run_context::{self, KueueHandle, PendingUpgrade, RunContext};
+use crate::serial_offers::{Isolation, Offers};
 use crate::version_tags::{self, StandVersions};
 use crate::world::AwWorld;
 use clusters::Capabilities;
@@ -87,7 +87,7 @@ pub async fn run_plan(options: SuiteOptions, plan: Plan) -> anyhow::Result<Summa
         }
         _ => None,
     };
-    crate::environment::toolchain::build(crate::environment::toolchain::needed(
+    crate::environment::prebuild::build(crate::environment::prebuild::needed(
         &options,
         kueue_from,
         controller_from.as_ref(),
@@ -147,7 +147,7 @@ pub async fn run_plan(options: SuiteOptions, plan: Plan) -> anyhow::Result<Summa
         }
     };
     let harness = Arc::new(
-        Harness::new(
+        RunContext::new(
             options.clone(),
             client,
             watch_client,
@@ -164,7 +164,7 @@ pub async fn run_plan(options: SuiteOptions, plan: Plan) -> anyhow::Result<Summa
         .with_kubernetes(kubernetes)
         .with_progress(plan.selected().len()),
     );
-    harness::install(Arc::clone(&harness));
+    run_context::install(Arc::clone(&harness));
     let not_selected = plan.not_selected();
     let upgrades = Upgrades {
         kueue: upgrade,
@@ -175,7 +175,7 @@ pub async fn run_plan(options: SuiteOptions, plan: Plan) -> anyhow::Result<Summa
     if let Some(progress) = &harness.progress {
         progress.finish();
     }
-    harness::uninstall();
+    run_context::uninstall();
     probing_controller.abort();
     crate::latency::probes::remove_controller_probes(&harness.client).await;
     Environment::down(&harness.controller, restore, &harness.watch_client).await;
@@ -193,7 +193,7 @@ pub async fn run_plan(options: SuiteOptions, plan: Plan) -> anyhow::Result<Summa
 }
 
 /// Runs cucumber over the plan's features.
-async fn run_features(h: &Harness, plan: Plan, upgrades: Upgrades) -> anyhow::Result<()> {
+async fn run_features(h: &RunContext, plan: Plan, upgrades: Upgrades) -> anyhow::Result<()> {
     let o = &h.options;
     let json_path = o.report_dir.join("cucumber.json");
     let json = std::fs::File::create(&json_path)
@@ -324,7 +324,7 @@ pub fn exclusion<'a>(
 }
 
 fn summarize(
-    h: &Harness,
+    h: &RunContext,
     duration: Duration,
     moments: report::time_spent::Moments,
     not_selected: usize,

@@ -11,13 +11,13 @@ use k8s_openapi::api::core::v1::Namespace;
 use kube::api::{Api, PostParams};
 use serde_json::{Value, json};
 
-use crate::controller::ControllerUnderTest;
 use crate::environment::own_cluster::OwnCluster;
-use crate::harness::{FLAVOR, Harness};
-use crate::isolation::Isolation;
 use crate::monitor::Monitor;
 use crate::parameters::Subject;
 use crate::report::logs::LogMarks;
+use crate::run_context::{FLAVOR, RunContext};
+use crate::serial_offers::Isolation;
+use crate::under_test::ControllerUnderTest;
 
 /// Name of the LocalQueue in every scenario namespace.
 pub const LOCAL_QUEUE: &str = "queue";
@@ -42,7 +42,7 @@ pub struct SerialGuard {
 #[derive(cucumber::World)]
 #[world(init = Self::new)]
 pub struct AwWorld {
-    pub h: Arc<Harness>,
+    pub h: Arc<RunContext>,
     pub client: kube::Client,
     pub feature: String,
     pub scenario: String,
@@ -117,7 +117,7 @@ impl std::fmt::Debug for AwWorld {
 
 impl AwWorld {
     pub async fn new() -> anyhow::Result<Self> {
-        let h = crate::harness::current()?;
+        let h = crate::run_context::current()?;
         Ok(AwWorld {
             client: h.client.clone(),
             h,
@@ -309,7 +309,7 @@ impl AwWorld {
         self.own_controller = Some(own);
         self.note(format!(
             "a controller of its own for the AppWrappers labelled {}={}",
-            crate::controller::OWN_CONTROLLER_LABEL,
+            crate::under_test::OWN_CONTROLLER_LABEL,
             self.ns
         ));
         Ok(())

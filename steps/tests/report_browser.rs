@@ -15,7 +15,7 @@ use conformance_steps::monitor::history::{AppWrapperHistory, ConditionState, Obs
 use conformance_steps::report::events::EventRecord;
 use conformance_steps::report::gherkin::ScenarioText;
 use conformance_steps::report::recorder::{ScenarioRun, StepOutcome, StepRun};
-use conformance_steps::report::{self, Report, ScenarioRecord, Skipped, matrix};
+use conformance_steps::report::{self, Report, ScenarioRecord, Skipped, compare};
 use cucumber::gherkin::Feature;
 
 mod browser;
@@ -311,7 +311,7 @@ fn the_report_reads_in_a_browser() {
     run(&b, false);
     eprintln!("report rendered in {} ms", rendered.as_millis());
     let matrix_page = base.join("matrix.html");
-    let comparison = matrix::compare(&[a.clone(), b.clone()], &matrix_page).unwrap();
+    let comparison = compare::compare(&[a.clone(), b.clone()], &matrix_page).unwrap();
     assert_eq!(
         (comparison.scenarios, comparison.runs, comparison.differing),
         (3, 2, 1)

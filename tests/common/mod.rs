@@ -2,7 +2,7 @@
 
 // Used by the test binaries that run our controller as a maintainer's; the others leave it.
 #[allow(dead_code)]
-pub mod controller;
+pub mod controller_binary;
 
 use std::ffi::OsStr;
 use std::process::Command;

@@ -12,7 +12,7 @@ use std::time::{Duration, Instant};
 use clusters::LocalCluster;
 use clusters::kueue::Kueue;
 use clusters::providers::local::ControlPlanePart;
-use environment::controller::ControllerUnderTest;
+use environment::under_test::ControllerUnderTest;
 use k8s_openapi::api::coordination::v1::Lease;
 
 use schedule::{Kill, Target};

@@ -2,8 +2,8 @@
 
 use std::path::PathBuf;
 
-use crate::controller::ControllerUnderTest;
 use crate::installed;
+use crate::under_test::ControllerUnderTest;
 
 /// The run's environment did not come up (the cluster, Kueue, the controller under test or
 /// the invariant monitor): `awconf` exits 3 for it, not 2 as for a usage error.

@@ -41,7 +41,7 @@ pub async fn configure(
     config: &Config,
     workload: &Workload,
 ) -> anyhow::Result<Restore> {
-    crate::controller::write_config_map(
+    crate::under_test::write_config_map(
         client,
         config,
         namespace,

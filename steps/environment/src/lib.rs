@@ -5,7 +5,6 @@
 //! ([`remote`]). The steps, the load bench and tools build on it alike.
 
 mod client;
-pub mod controller;
 mod environment;
 pub mod fixtures;
 mod flavor;
@@ -16,9 +15,10 @@ pub mod local;
 pub mod operator_config;
 pub mod options;
 pub mod own_cluster;
+pub mod prebuild;
 pub mod reference;
 mod remote;
-pub mod toolchain;
+pub mod under_test;
 pub mod wait;
 pub mod webhook;
 
@@ -29,7 +29,7 @@ pub use options::{ClusterChoice, ControllerMode, FeatureSet, SuiteOptions};
 
 use std::path::PathBuf;
 
-use crate::controller::ControllerUnderTest;
+use crate::under_test::ControllerUnderTest;
 
 impl Environment {
     /// Brings up what `options` asks for. With `kueue_from`, the local cluster's Kueue starts

@@ -7,10 +7,10 @@ use anyhow::Context as _;
 use clusters::Cluster as _;
 
 use crate::client::steps_client;
-use crate::controller::{ControllerUnderTest, suite_config};
 use crate::environment::Environment;
 use crate::options::{ControllerMode, SuiteOptions};
 use crate::reference;
+use crate::under_test::{ControllerUnderTest, suite_config};
 use crate::webhook::WebhookEndpoint;
 
 pub async fn up(

@@ -15,11 +15,11 @@ use clusters::netns::Netns;
 use clusters::{Cluster as _, LocalCluster, LocalOptions};
 
 use crate::client::steps_client;
-use crate::controller::ControllerUnderTest;
 use crate::flavor::apply_flavor;
 use crate::kueue_upgrade::{KueueHandle, PendingUpgrade};
 use crate::options::{ControllerMode, SuiteOptions};
 use crate::reference;
+use crate::under_test::ControllerUnderTest;
 use monitor::Monitor;
 
 /// Dropped in field order: the monitor, Kueue, the cluster, then the network namespace. The

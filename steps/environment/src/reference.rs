@@ -227,7 +227,7 @@ mod tests {
 
     #[test]
     fn durations_are_nanoseconds_and_the_certificates_go_to_the_given_directory() {
-        let config = crate::controller::suite_config();
+        let config = crate::under_test::suite_config();
         let rendered = operator_config(
             &config,
             &Placement::Beside {

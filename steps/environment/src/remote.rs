@@ -15,11 +15,11 @@ use clusters::nodes::NodeShape;
 use clusters::{Capabilities, ExistingCluster};
 
 use crate::client::steps_client;
-use crate::controller::{ControllerUnderTest, find_binary, shared_selector, suite_config};
 use crate::environment::Environment;
 use crate::installed;
 use crate::operator_config::{Placement, operator_config};
 use crate::options::{ClusterChoice, ControllerMode, SuiteOptions};
+use crate::under_test::{ControllerUnderTest, find_binary, shared_selector, suite_config};
 
 /// A connected or created cluster: its kubeconfig, how images reach it, and what the run
 /// must install into it.

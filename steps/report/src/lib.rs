@@ -6,13 +6,13 @@
 //! Cucumber JSON comes from cucumber's writer.
 
 pub mod attempts;
+pub mod compare;
 pub mod events;
 pub mod gherkin;
 pub mod html;
 pub mod index;
 pub mod junit;
 pub mod logs;
-pub mod matrix;
 pub mod parameters;
 pub mod phase_diagram;
 pub mod record;

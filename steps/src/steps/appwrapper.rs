@@ -7,10 +7,10 @@ use cucumber::{given, when};
 use serde_json::{Value, json};
 
 use crate::annotations;
-use crate::controller::OWN_CONTROLLER_LABEL;
 use crate::fixtures::{self, PodSteer};
-use crate::harness::FLAVOR_TOLERATION_KEY;
 use crate::parameters::{Quoted, Subject, Whose};
+use crate::run_context::FLAVOR_TOLERATION_KEY;
+use crate::under_test::OWN_CONTROLLER_LABEL;
 use crate::world::{AwWorld, LOCAL_QUEUE, Undo};
 use crate::yaml;
 

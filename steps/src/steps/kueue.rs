@@ -9,8 +9,8 @@ use serde_json::json;
 
 use super::assertions::{expected_yaml, object_matches};
 use super::{patience, secs};
-use crate::harness::FLAVOR_TOLERATION_KEY;
 use crate::parameters::{Number, Subject, Whose, Within};
+use crate::run_context::FLAVOR_TOLERATION_KEY;
 use crate::wait::{self, Check};
 use crate::world::AwWorld;
 

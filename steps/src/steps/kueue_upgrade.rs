@@ -7,8 +7,8 @@ use std::time::Instant;
 use anyhow::Context as _;
 use cucumber::{given, then, when};
 
-use crate::harness::PendingUpgrade;
 use crate::parameters::Whose;
+use crate::run_context::PendingUpgrade;
 use crate::world::AwWorld;
 
 fn pending(w: &AwWorld) -> anyhow::Result<&PendingUpgrade> {

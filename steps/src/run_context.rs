@@ -6,12 +6,12 @@ use std::path::PathBuf;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, RwLock};
 
-use crate::controller::ControllerUnderTest;
-use crate::isolation::Offers;
 use crate::monitor::Monitor;
 use crate::options::SuiteOptions;
 use crate::report::recorder::StepRecorder;
 use crate::report::{ScenarioRecord, Skipped};
+use crate::serial_offers::Offers;
+use crate::under_test::ControllerUnderTest;
 
 pub use environment::kueue_upgrade::{KueueHandle, PendingUpgrade};
 pub use environment::{FLAVOR, FLAVOR_TOLERATION_KEY};
@@ -39,7 +39,7 @@ fn own_cluster_places() -> usize {
     places
 }
 
-pub struct Harness {
+pub struct RunContext {
     pub options: SuiteOptions,
     /// For steps and hooks: requests time out (30 s) instead of hanging a scenario.
     pub client: kube::Client,
@@ -81,7 +81,7 @@ pub struct Harness {
     counter: AtomicUsize,
 }
 
-impl Harness {
+impl RunContext {
     #[allow(clippy::too_many_arguments)]
     pub fn new(
         options: SuiteOptions,
@@ -103,7 +103,7 @@ impl Harness {
         } else {
             OWN_CLUSTERS
         };
-        Harness {
+        RunContext {
             options,
             client,
             watch_client,
@@ -219,13 +219,13 @@ fn run_token() -> String {
     format!("r{token}")
 }
 
-fn slot() -> &'static RwLock<Option<Arc<Harness>>> {
-    static CURRENT: RwLock<Option<Arc<Harness>>> = RwLock::new(None);
+fn slot() -> &'static RwLock<Option<Arc<RunContext>>> {
+    static CURRENT: RwLock<Option<Arc<RunContext>>> = RwLock::new(None);
     &CURRENT
 }
 
 /// The harness of the run in progress.
-pub fn current() -> anyhow::Result<Arc<Harness>> {
+pub fn current() -> anyhow::Result<Arc<RunContext>> {
     slot()
         .read()
         .ok()
@@ -233,12 +233,12 @@ pub fn current() -> anyhow::Result<Arc<Harness>> {
         .ok_or_else(|| anyhow::anyhow!("no conformance run in progress (call run_suite)"))
 }
 
-pub fn install(harness: Arc<Harness>) {
+pub fn install(harness: Arc<RunContext>) {
     if let Ok(mut slot) = slot().write() {
         *slot = Some(harness);
     }
 }
 
-pub fn uninstall() -> Option<Arc<Harness>> {
+pub fn uninstall() -> Option<Arc<RunContext>> {
     slot().write().ok().and_then(|mut s| s.take())
 }
