@@ -202,9 +202,10 @@ Feature: Working with Kueue
     # When the upgrade starts there is an AppWrapper in each state that matters: Running;
     # queued and Suspended (its 2 CPUs do not fit beside the running one's 2 in a quota of 3;
     # every other pod requests 100m); being deleted, its pod held by a finalizer; Resetting
-    # during its retry pause; Failed during its deletion pause. The suite's controllers clamp
-    # grace periods to 30 s, so the two pauses are 30 s and the last two states are set up
-    # just before the upgrade.
+    # during its retry pause; Failed during its deletion pause. The two pauses (15 s) outlast
+    # the upgrade (about 5 s), so the last two states are set up just before it. The deletion
+    # pause re-arms once (its first delete pass finds the pod still there), so Failed holds its
+    # resources for twice as long.
     Given Kueue runs the release the upgrade starts from
     And the ClusterQueue has a quota of 3 CPUs
     And an AppWrapper "running" wrapping a Job with 2 pods
@@ -216,12 +217,12 @@ Feature: Working with Kueue
     And an AppWrapper "resetting" wrapping a Pod
     And it has the annotations:
       | failureGracePeriodDuration | 0s  |
-      | retryPausePeriodDuration   | 30s |
+      | retryPausePeriodDuration   | 15s |
     And an AppWrapper "failed" wrapping a Pod
     And it has the annotations:
       | failureGracePeriodDuration           | 0s  |
       | terminalExitCodes                    | 3   |
-      | deletionOnFailureGracePeriodDuration | 30s |
+      | deletionOnFailureGracePeriodDuration | 15s |
     And an AppWrapper "after" wrapping a Pod
     When the AppWrapper "running" is submitted to the LocalQueue
     Then it reaches phase Running within 60 seconds
