@@ -220,10 +220,9 @@ impl MatrixArgs {
         Ok(pairs)
     }
 
-    /// The `awconf run` arguments of a pair.
-    fn run_args(&self, pair: &Pair) -> Vec<String> {
+    /// The flags of a pair's `awconf run`, without the subcommand's name.
+    fn run_flags(&self, pair: &Pair) -> Vec<String> {
         let mut args: Vec<String> = [
-            "run",
             "--cluster",
             "local",
             "--controller",
@@ -265,8 +264,8 @@ impl MatrixArgs {
 
     /// What `awconf run` makes of a pair's arguments, as the pair's run will.
     fn options(&self, pair: &Pair) -> anyhow::Result<SuiteOptions> {
-        let args = self.run_args(pair);
-        let flags: Vec<&str> = args.iter().skip(1).map(String::as_str).collect();
+        let args = self.run_flags(pair);
+        let flags: Vec<&str> = args.iter().map(String::as_str).collect();
         args_alone::parse::<RunArgs>(&flags)?
             .options(SuiteOptions::default())
             .with_context(|| pair.label())
@@ -388,7 +387,8 @@ impl MatrixArgs {
         let log = std::fs::File::create(&log_path)
             .with_context(|| format!("creating {}", log_path.display()))?;
         let status = Command::new(exe)
-            .args(self.run_args(pair))
+            .arg("run")
+            .args(self.run_flags(pair))
             .stdin(Stdio::null())
             .stdout(log.try_clone()?)
             .stderr(log)
