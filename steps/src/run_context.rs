@@ -1,6 +1,6 @@
 //! What every scenario of a run shares: the cluster, Kueue, the controller under test, the
 //! invariant monitor, the serial lock and the results. cucumber creates each World without
-//! arguments, so the run's harness is reachable through [`current`].
+//! arguments, so the run's context is reachable through [`current`].
 
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -224,7 +224,7 @@ fn slot() -> &'static RwLock<Option<Arc<RunContext>>> {
     &CURRENT
 }
 
-/// The harness of the run in progress.
+/// The context of the run in progress.
 pub fn current() -> anyhow::Result<Arc<RunContext>> {
     slot()
         .read()
@@ -233,9 +233,9 @@ pub fn current() -> anyhow::Result<Arc<RunContext>> {
         .ok_or_else(|| anyhow::anyhow!("no conformance run in progress (call run_suite)"))
 }
 
-pub fn install(harness: Arc<RunContext>) {
+pub fn install(context: Arc<RunContext>) {
     if let Ok(mut slot) = slot().write() {
-        *slot = Some(harness);
+        *slot = Some(context);
     }
 }
 

@@ -146,7 +146,7 @@ pub async fn run_plan(options: SuiteOptions, plan: Plan) -> anyhow::Result<Summa
             None
         }
     };
-    let harness = Arc::new(
+    let context = Arc::new(
         RunContext::new(
             options.clone(),
             client,
@@ -164,22 +164,22 @@ pub async fn run_plan(options: SuiteOptions, plan: Plan) -> anyhow::Result<Summa
         .with_kubernetes(kubernetes)
         .with_progress(plan.selected().len()),
     );
-    run_context::install(Arc::clone(&harness));
+    run_context::install(Arc::clone(&context));
     let not_selected = plan.not_selected();
     let upgrades = Upgrades {
         kueue: upgrade,
         controller: controller_upgrade,
     };
-    let run = run_features(&harness, plan, upgrades).await;
+    let run = run_features(&context, plan, upgrades).await;
     let scenarios_done = chrono::Utc::now();
-    if let Some(progress) = &harness.progress {
+    if let Some(progress) = &context.progress {
         progress.finish();
     }
     run_context::uninstall();
     probing_controller.abort();
-    crate::latency::probes::remove_controller_probes(&harness.client).await;
-    Environment::down(&harness.controller, restore, &harness.watch_client).await;
-    harness.monitor.stop();
+    crate::latency::probes::remove_controller_probes(&context.client).await;
+    Environment::down(&context.controller, restore, &context.watch_client).await;
+    context.monitor.stop();
     probing.abort();
     drop(keep);
     run?;
@@ -189,7 +189,7 @@ pub async fn run_plan(options: SuiteOptions, plan: Plan) -> anyhow::Result<Summa
         scenarios_done,
         ended: chrono::Utc::now(),
     };
-    summarize(&harness, started.elapsed(), moments, not_selected)
+    summarize(&context, started.elapsed(), moments, not_selected)
 }
 
 /// Runs cucumber over the plan's features.
