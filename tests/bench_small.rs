@@ -25,6 +25,7 @@ fn settings(appwrappers: usize) -> Settings {
         report_dir: std::path::Path::new("target").join("awconf-bench-test"),
         timeout: Duration::from_secs(300),
         trace_writes: false,
+        monitor_from_log: true,
     }
 }
 
@@ -74,6 +75,7 @@ async fn small_load() -> Result<(), String> {
     let result = load(
         &Settings {
             trace_writes: true,
+            monitor_from_log: true,
             ..settings(30)
         },
         &[Subject::Controller(ControllerMode::Embedded)],

@@ -33,6 +33,7 @@ async fn main() -> ExitCode {
         }
     };
     let kubeconfig = cluster.kubeconfig().to_path_buf();
+    let audit_log = cluster.appwrapper_audit_log();
     let code = TestBinary {
         name: "conformance_in_cluster",
         controller: None,
@@ -45,6 +46,8 @@ async fn main() -> ExitCode {
             images: None,
         };
         options.controller = ControllerMode::InCluster { image: None };
+        // The cluster is this test's: its API server's audit log is here to read.
+        options.audit_log = audit_log;
         // Every pod of the run starts on this one node of this machine. With 32 scenarios at
         // once, a restart scenario's controller took 5 to 12 s to come back (its pod waits its
         // turn on the node), after the windows it restarts inside had begun, so they could not

@@ -42,10 +42,14 @@ pub struct RunReport {
     /// Received by the API server from the first creation to the end of the cleanup.
     pub requests: Requests,
     pub violations: Vec<String>,
-    /// States the monitor could not check, since a re-list of its watch skipped them (the
-    /// API server was down when they changed); violations unless a fault explains them.
+    /// States the monitor could not check: a re-list of its watch skipped them (the API
+    /// server was down when they changed), or a write of unknown outcome may have left them;
+    /// violations unless a fault explains them.
     #[serde(default)]
     pub unchecked: Vec<String>,
+    /// Where the monitor read the AppWrappers' states (the audit log, or a watch).
+    #[serde(default)]
+    pub monitor_source: Option<String>,
     pub pods_left: usize,
     pub leftovers: Vec<String>,
     /// Workloads still there when the cleanup gave up.
@@ -438,11 +442,18 @@ pub fn details(r: &RunReport) -> Vec<String> {
             shown.join(", ")
         ));
     }
+    if let Some(source) = &r.monitor_source {
+        lines.push(format!(
+            "{}: the invariant monitor read {source}; {} changes went unchecked",
+            r.subject,
+            r.unchecked.len()
+        ));
+    }
     for (what, list) in [
         ("not ended", &r.unfinished),
         ("ended otherwise than planned", &r.unexpected),
         ("invariant violations", &r.violations),
-        ("unchecked: a re-list skipped them", &r.unchecked),
+        ("unchecked: the monitor could not see them", &r.unchecked),
         ("left at the end", &r.leftovers),
         ("not gone after the cleanup", &r.undeleted),
     ] {
@@ -533,6 +544,7 @@ mod tests {
             },
             violations: vec![],
             unchecked: vec![],
+            monitor_source: None,
             pods_left: 0,
             leftovers: vec![],
             undeleted: vec![],

@@ -51,6 +51,9 @@ pub struct Settings {
     /// The audit log also keeps what each write to an AppWrapper or Workload left, and the
     /// report says which writes Kueue's Workload writes answered (see [`write_trace`]).
     pub trace_writes: bool,
+    /// The invariant monitor reads every AppWrapper write from the audit log (by default), or
+    /// watches (for a comparison: the log then keeps no objects).
+    pub monitor_from_log: bool,
 }
 
 impl Settings {
@@ -139,6 +142,8 @@ async fn run_on_fresh_stand(
     );
     let audit = if settings.trace_writes {
         AuditDetail::Writes
+    } else if settings.monitor_from_log {
+        AuditDetail::AppWrapperWrites
     } else {
         AuditDetail::Metadata
     };
@@ -204,12 +209,17 @@ async fn measure(
         measured.then(|| controller_usage::Sampler::start(Arc::clone(&target), in_process));
     let stand_sampler = stand_cpu::Sampler::start();
     let namespace = format!("bench-{}-{}", settings.seed, std::process::id());
+    let monitor_source = match stand.cluster.appwrapper_audit_log() {
+        Some(log) if settings.monitor_from_log => monitor::Source::AuditLog(log),
+        _ => monitor::Source::Watch,
+    };
     let run = Run::begin(
         &stand.kubeconfig,
         Arc::clone(plan),
         workloads,
         namespace,
         settings.at_once,
+        monitor_source,
     )
     .await?;
     println!(
@@ -336,6 +346,7 @@ async fn measure(
         requests,
         violations: conclusion.violations,
         unchecked: conclusion.unchecked,
+        monitor_source: conclusion.monitor_source,
         pods_left: conclusion.pods_left,
         leftovers: conclusion.leftovers,
         undeleted: conclusion.undeleted,

@@ -90,8 +90,11 @@ pub struct Run {
 pub struct Conclusion {
     pub timeline: Timeline,
     pub violations: Vec<String>,
-    /// States the monitor could not check: a re-list of its watch skipped them.
+    /// States the monitor could not check: a re-list of its watch skipped them, or a write
+    /// of unknown outcome may have left them.
     pub unchecked: Vec<String>,
+    /// Where the monitor read the AppWrappers' states; `None` for plain Jobs.
+    pub monitor_source: Option<String>,
     /// Pods left once every workload was gone.
     pub pods_left: usize,
     /// Those pods and the wrapped objects left, described.
@@ -116,6 +119,7 @@ impl Run {
         workloads: Workloads,
         namespace: String,
         at_once: usize,
+        monitor_source: monitor::Source,
     ) -> anyhow::Result<Run> {
         let client = bench_client(kubeconfig, true).await?;
         let watch_client = bench_client(kubeconfig, false).await?;
@@ -141,7 +145,14 @@ impl Run {
             .context("creating the queues")?;
         let monitor = match workloads {
             Workloads::AppWrappers => {
-                Some(Monitor::start(watch_client.clone(), Duration::from_secs(60)).await?)
+                let monitor = Monitor::start(
+                    watch_client.clone(),
+                    monitor_source,
+                    Duration::from_secs(60),
+                )
+                .await?;
+                println!("the invariant monitor reads {}", monitor.source());
+                Some(monitor)
             }
             Workloads::PlainJobs => None,
         };
@@ -267,6 +278,7 @@ impl Run {
             Err(e) => (0, vec![format!("could not list what is left: {e:#}")]),
         };
         let (mut violations, mut unchecked) = (Vec::new(), Vec::new());
+        let monitor_source = self.monitor.as_ref().map(|m| m.source().to_string());
         if let Some(monitor) = &self.monitor {
             monitor
                 .settle(&self.namespace, Duration::from_secs(30))
@@ -294,6 +306,7 @@ impl Run {
             timeline,
             violations,
             unchecked,
+            monitor_source,
             pods_left,
             leftovers,
             undeleted,

@@ -12,6 +12,7 @@ mod install;
 mod kueue_source;
 mod listing;
 mod matrix;
+mod monitor_source;
 #[cfg(test)]
 mod readme_tables;
 mod report;

@@ -13,6 +13,7 @@ use conformance_steps::suite::run_plan;
 use conformance_steps::{ClusterChoice, ControllerMode, FeatureSet, SuiteOptions, Summary};
 
 use crate::cli::exit::Exit;
+use crate::cli::monitor_source::MonitorSource;
 
 /// Which cluster the suite runs on: `--cluster`'s names and help are the providers' own.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -153,6 +154,15 @@ pub struct RunArgs {
         default_value_t = 32
     )]
     concurrency: usize,
+    /// Where the invariant monitor reads the AppWrappers' states: every write from the API
+    /// server's audit log (the local cluster's, or --audit-log's), or a watch, which misses
+    /// what changes while the API server or etcd is down.
+    #[arg(long, env = "AWCONF_MONITOR_SOURCE", value_enum, default_value_t = MonitorSource::AuditLog)]
+    monitor_source: MonitorSource,
+    /// An existing cluster's API-server audit log, readable here, that records every write to
+    /// AppWrappers at the RequestResponse level (the local cluster's policy shows one).
+    #[arg(long, env = "AWCONF_AUDIT_LOG", value_name = "PATH")]
+    audit_log: Option<PathBuf>,
     /// Run only scenarios whose `feature: scenario` title contains one of these.
     filters: Vec<String>,
     /// For `--controller external`: the command that runs the controller under test; one
@@ -275,6 +285,20 @@ impl RunArgs {
         options.retries = self.retries;
         options.keep_on_failure = self.keep_on_failure;
         options.concurrency = self.concurrency;
+        options.monitor_from_log = self.monitor_source == MonitorSource::AuditLog;
+        if let Some(path) = &self.audit_log {
+            anyhow::ensure!(
+                options.cluster != ClusterChoice::Local,
+                "--audit-log is for --cluster existing: the local cluster's own log is read"
+            );
+            anyhow::ensure!(
+                path.is_file(),
+                "--audit-log {}: no such file here; give the path of the API server's \
+                 --audit-log-path as this machine sees it",
+                path.display()
+            );
+        }
+        options.audit_log = self.audit_log;
         Ok(options)
     }
 }

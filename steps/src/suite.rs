@@ -98,9 +98,14 @@ pub async fn run_plan(options: SuiteOptions, plan: Plan) -> anyhow::Result<Summa
     let environment = Environment::up(&options, run_kueue_from)
         .await
         .map_err(EnvironmentFailed::from)?;
-    let monitor = Monitor::start(environment.watch_client.clone(), Duration::from_secs(60))
-        .await
-        .map_err(EnvironmentFailed::from)?;
+    let monitor = Monitor::start(
+        environment.watch_client.clone(),
+        options.monitor_source(environment.audit_log.clone()),
+        Duration::from_secs(60),
+    )
+    .await
+    .map_err(EnvironmentFailed::from)?;
+    println!("awconf: the invariant monitor reads {}", monitor.source());
     let (slack, slowest) = crate::latency::probes::calibrate(&environment.client)
         .await
         .map_err(EnvironmentFailed::from)?;
@@ -125,6 +130,7 @@ pub async fn run_plan(options: SuiteOptions, plan: Plan) -> anyhow::Result<Summa
         client,
         watch_client,
         kueue_log,
+        audit_log: _,
         controller,
         restore,
         capabilities,
@@ -350,6 +356,11 @@ fn summarize(
         duration,
         transitions_covered: diagram.iter().filter(|e| e.direct > 0).count(),
         transitions_total: diagram.len(),
+        monitor: format!(
+            "read {}; {} changes went unchecked",
+            h.monitor.source(),
+            h.monitor.unchecked_count()
+        ),
         slowest,
         time_spent: report::time_spent::of(moments, &records).lines(),
         excluded: skipped

@@ -79,7 +79,7 @@ impl ChaosArgs {
         if !result.verdict.unchecked.is_empty() {
             println!(
                 "unchecked: {} changes the monitor could not see, the API server or etcd being \
-                 down (a re-list skipped their states); the JSON report lists them",
+                 down; the JSON report lists them",
                 result.verdict.unchecked.len()
             );
         }

@@ -7,6 +7,8 @@ use awconf_bench::Settings;
 use clap::Args;
 use conformance_steps::ControllerMode;
 
+use crate::cli::monitor_source::MonitorSource;
+
 #[derive(Args, Clone, Debug)]
 pub struct LoadFlags {
     /// AppWrappers in the plan.
@@ -34,6 +36,10 @@ pub struct LoadFlags {
     /// write to an AppWrapper or Workload left (costlier; not for the timing figures).
     #[arg(long)]
     pub trace_writes: bool,
+    /// Where the invariant monitor reads the AppWrappers' states: every write from the API
+    /// server's audit log, or a watch (which misses what changes during an outage).
+    #[arg(long, value_enum, default_value_t = MonitorSource::AuditLog)]
+    pub monitor_source: MonitorSource,
     #[command(flatten)]
     pub kueue: crate::cli::kueue_source::KueueArgs,
 }
@@ -53,6 +59,7 @@ impl LoadFlags {
             report_dir: self.report.clone(),
             timeout: Duration::from_secs(self.timeout),
             trace_writes: self.trace_writes,
+            monitor_from_log: self.monitor_source == MonitorSource::AuditLog,
         })
     }
 }

@@ -25,6 +25,9 @@ pub struct Environment {
     /// For watches: no read timeout.
     pub watch_client: kube::Client,
     pub kueue_log: PathBuf,
+    /// The API server's audit log with every AppWrapper write, where there is one: the
+    /// invariant monitor's source.
+    pub audit_log: Option<PathBuf>,
     pub controller: ControllerUnderTest,
     /// What the run changed on an installed controller, put back at the end.
     pub restore: Option<installed::Restore>,

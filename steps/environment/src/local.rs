@@ -67,6 +67,7 @@ pub async fn on_cluster(
         client,
         watch_client,
         kueue_log,
+        audit_log: cluster.appwrapper_audit_log(),
         controller,
         restore: None,
         capabilities: cluster.capabilities(),

@@ -136,6 +136,7 @@ pub async fn up(options: &SuiteOptions) -> anyhow::Result<Environment> {
         watch_client: client,
         kubeconfig: reached.kubeconfig,
         kueue_log,
+        audit_log: options.audit_log.clone(),
         controller,
         restore,
         capabilities: Capabilities {

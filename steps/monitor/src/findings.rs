@@ -8,6 +8,15 @@ use chrono::{DateTime, Utc};
 pub const MISSED: &str =
     "the watch re-listed and missed states of this AppWrapper, which went unchecked";
 
+/// How the violation of a change across a write the audit log shows no outcome of begins: the
+/// write (a server error, or a request the API server never finished) may have left a state.
+pub const UNLOGGED: &str = "a write to this AppWrapper whose outcome the audit log does not show \
+     may have left states that went unchecked";
+
+/// How a state the audit log wrote after a later one begins: it was not checked in its place.
+pub const OUT_OF_ORDER: &str =
+    "the audit log wrote a state of this AppWrapper after a later one, and it went unchecked";
+
 /// How a release whose leftovers could not be read (the API server did not answer) begins.
 pub const NOT_CHECKED: &str = "could not check for leftovers";
 
@@ -24,9 +33,12 @@ pub struct Violation {
 
 impl Violation {
     /// What the monitor could not check, rather than a state or a change it saw break a rule:
-    /// states a re-list skipped, or a release whose leftovers it could not read.
+    /// states a re-list skipped or a write of unknown outcome may have left, a state logged out
+    /// of order, or a release whose leftovers it could not read.
     pub fn is_unchecked(&self) -> bool {
-        self.message.starts_with(MISSED) || self.message.starts_with(NOT_CHECKED)
+        [MISSED, UNLOGGED, OUT_OF_ORDER, NOT_CHECKED]
+            .iter()
+            .any(|prefix| self.message.starts_with(prefix))
     }
 }
 

@@ -1,5 +1,7 @@
-//! The invariant monitor: one watch on every AppWrapper for the whole run. Each observed
-//! state is checked against the condition rules of its phase, each change against the phase
+//! The invariant monitor: every AppWrapper followed for the whole run, from one of two
+//! [`Source`]s. On a cluster whose API server awconf started, it reads every state each write
+//! left from the API server's audit log ([`audit_log`]), so that nothing goes unseen through an
+//! outage of the API server or etcd; elsewhere it watches. Each observed state is checked against the condition rules of its phase, each change against the phase
 //! graph and the condition timestamps, and each release (`ResourcesDeployed` or
 //! `QuotaReserved` leaving True, or the AppWrapper disappearing while deployed) against what
 //! is left of the workload. A re-list of the watch may skip states: a change that one step
@@ -9,7 +11,9 @@
 //! the namespace fails; the phase changes seen feed the coverage picture of the report, and
 //! the observed states over time (bounded) the timelines of its scenario pages.
 
+pub mod audit_log;
 pub mod findings;
+pub mod follow;
 pub mod graph;
 pub mod history;
 pub mod leftovers;
@@ -17,6 +21,7 @@ pub mod rules;
 pub mod tracker;
 
 use std::collections::{BTreeSet, HashMap};
+use std::path::PathBuf;
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::{Duration, Instant};
 
@@ -50,6 +55,25 @@ pub struct EdgeCoverage {
     pub in_diagram: bool,
 }
 
+/// Where the monitor reads the AppWrappers' states from.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Source {
+    /// A watch: a re-list after an outage skips the states in between.
+    Watch,
+    /// The API server's audit log at this path, with every AppWrapper write's response
+    /// object (see `clusters::providers::local::audit`).
+    AuditLog(PathBuf),
+}
+
+impl std::fmt::Display for Source {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Source::Watch => write!(f, "a watch on AppWrappers"),
+            Source::AuditLog(path) => write!(f, "the API server's audit log ({})", path.display()),
+        }
+    }
+}
+
 #[derive(Default)]
 struct State {
     tracker: Tracker,
@@ -60,6 +84,10 @@ struct State {
     pending: HashMap<String, usize>,
     synced: bool,
     watch_errors: usize,
+    /// When the audit log was last read to its end with nothing held back.
+    log_read_at: Option<DateTime<Utc>>,
+    /// What other monitors (scenarios' own clusters') could not check.
+    absorbed_unchecked: usize,
 }
 
 impl State {
@@ -67,7 +95,8 @@ impl State {
         match event {
             Event::Listed(s) | Event::Changed(s) => self.history.observe(s, at, false),
             Event::Deleted(s) => self.history.observe(s, at, true),
-            Event::ListStarted | Event::ListDone => {}
+            Event::Logged { state, gone, .. } => self.history.observe(state, at, *gone),
+            Event::ListStarted | Event::ListDone | Event::OutOfOrder(_) => {}
         }
     }
 
@@ -87,6 +116,7 @@ impl State {
 pub struct Monitor {
     state: Arc<Mutex<State>>,
     task: JoinHandle<()>,
+    source: Source,
 }
 
 fn lock(state: &Mutex<State>) -> MutexGuard<'_, State> {
@@ -96,19 +126,55 @@ fn lock(state: &Mutex<State>) -> MutexGuard<'_, State> {
 }
 
 impl Monitor {
-    /// Starts watching every AppWrapper and waits (up to `timeout`) for the initial list.
-    pub async fn start(client: kube::Client, timeout: Duration) -> anyhow::Result<Monitor> {
+    /// Starts following every AppWrapper from `source` and waits (up to `timeout`) until it
+    /// has caught up: the watch's initial list, or the audit log read to its end. `client`
+    /// reads what a release left behind, and is the watch's.
+    pub async fn start(
+        client: kube::Client,
+        source: Source,
+        timeout: Duration,
+    ) -> anyhow::Result<Monitor> {
         let state = Arc::new(Mutex::new(State::default()));
-        let task = tokio::spawn(watch(client, Arc::clone(&state)));
-        let monitor = Monitor { state, task };
+        let task = match &source {
+            Source::Watch => tokio::spawn(watch(client, Arc::clone(&state))),
+            Source::AuditLog(path) => {
+                tokio::spawn(read_log(client, path.clone(), Arc::clone(&state)))
+            }
+        };
+        let monitor = Monitor {
+            state,
+            task,
+            source,
+        };
         let deadline = Instant::now() + timeout;
         while !lock(&monitor.state).synced {
             if Instant::now() >= deadline {
-                anyhow::bail!("the AppWrapper watch did not sync within {timeout:?}");
+                anyhow::bail!("{} did not catch up within {timeout:?}", monitor.source);
             }
             tokio::time::sleep(Duration::from_millis(50)).await;
         }
         Ok(monitor)
+    }
+
+    pub fn source(&self) -> &Source {
+        &self.source
+    }
+
+    /// What it could not check in the whole run (states a re-list skipped, a write of unknown
+    /// outcome may have left, or a release whose leftovers it could not read).
+    pub fn unchecked(&self) -> Vec<Violation> {
+        lock(&self.state)
+            .violations
+            .iter()
+            .filter(|v| v.is_unchecked())
+            .cloned()
+            .collect()
+    }
+
+    /// How many changes it, and the monitors it absorbed, could not check.
+    pub fn unchecked_count(&self) -> usize {
+        let st = lock(&self.state);
+        st.violations.iter().filter(|v| v.is_unchecked()).count() + st.absorbed_unchecked
     }
 
     pub fn stop(&self) {
@@ -177,9 +243,18 @@ impl Monitor {
         )
     }
 
-    /// Waits until the checks started for `namespace` have finished.
+    /// Waits until what was written before the call has been read (from the audit log) and
+    /// the checks started for `namespace` have finished.
     pub async fn settle(&self, namespace: &str, timeout: Duration) {
         let deadline = Instant::now() + timeout;
+        let called = Utc::now();
+        if matches!(self.source, Source::AuditLog(_)) {
+            while lock(&self.state).log_read_at.is_none_or(|at| at < called)
+                && Instant::now() < deadline
+            {
+                tokio::time::sleep(Duration::from_millis(50)).await;
+            }
+        }
         while lock(&self.state)
             .pending
             .get(namespace)
@@ -192,7 +267,8 @@ impl Monitor {
         }
     }
 
-    /// Errors of the watch so far, in the whole run (an error belongs to no namespace).
+    /// Errors of the watch, or of reading the audit log, so far in the whole run (an error
+    /// belongs to no namespace).
     pub fn watch_errors(&self) -> usize {
         lock(&self.state).watch_errors
     }
@@ -207,11 +283,14 @@ impl Monitor {
             .count()
     }
 
-    /// Takes over the phase changes `other` saw (a scenario's own cluster's monitor), so that
+    /// Takes over the phase changes `other` saw, and counts what it could not check (a scenario's own cluster's monitor), so that
     /// this one's coverage counts them.
     pub fn absorb(&self, other: &Monitor) {
         let taken = std::mem::take(&mut lock(&other.state).transitions);
-        lock(&self.state).transitions.extend(taken);
+        let unchecked = other.unchecked_count();
+        let mut st = lock(&self.state);
+        st.transitions.extend(taken);
+        st.absorbed_unchecked += unchecked;
     }
 
     /// Every edge of the diagram, and any other change seen, with how often it was taken.
@@ -317,31 +396,116 @@ async fn watch(client: kube::Client, state: Arc<Mutex<State>>) {
                 continue;
             }
         };
-        let releases = {
-            let mut st = lock(&state);
-            let now = Utc::now();
-            st.remember(&event, now);
-            let findings = st.tracker.apply(event, now);
-            st.record(findings)
-        };
-        for release in releases {
-            if release.promise == leftovers::Promise::RemovedPastFinalizer {
-                tracing::warn!(
-                    namespace = %release.state.namespace,
-                    appwrapper = %release.state.name,
-                    "the API server removed the AppWrapper past its finalizer \
-                     (kubernetes/kubernetes#77988); what it owns is the garbage collector's"
-                );
+        apply(&client, &state, event, Utc::now());
+    }
+}
+
+/// Feeds one event to the tracker, and starts a check of each release it finds.
+fn apply(client: &kube::Client, state: &Arc<Mutex<State>>, event: Event, at: DateTime<Utc>) {
+    let releases = {
+        let mut st = lock(state);
+        st.remember(&event, at);
+        let findings = st.tracker.apply(event, at);
+        st.record(findings)
+    };
+    for release in releases {
+        if release.promise == leftovers::Promise::RemovedPastFinalizer {
+            tracing::warn!(
+                namespace = %release.state.namespace,
+                appwrapper = %release.state.name,
+                "the API server removed the AppWrapper past its finalizer \
+                 (kubernetes/kubernetes#77988); what it owns is the garbage collector's"
+            );
+        }
+        tokio::spawn(check_release(client.clone(), Arc::clone(state), release));
+    }
+}
+
+/// Reads every AppWrapper write from the audit log at `path`, in resourceVersion order, for
+/// the whole run.
+async fn read_log(client: kube::Client, path: PathBuf, state: Arc<Mutex<State>>) {
+    let mut follower = follow::Follower::new(&path);
+    let mut sequencer = audit_log::Sequencer::default();
+    // When the end of the log was reached: all it held then is handed on a hold later.
+    let mut ends: std::collections::VecDeque<(DateTime<Utc>, Instant)> = Default::default();
+    loop {
+        let at_end = match follower.next().await {
+            Ok(follow::Read::Line(line)) => {
+                sequencer.push(audit_log::parse(&line), Instant::now());
+                false
             }
-            tokio::spawn(check_release(client.clone(), Arc::clone(&state), release));
+            Ok(follow::Read::End) => true,
+            Err(e) => {
+                tracing::warn!("reading the audit log {}: {e}", path.display());
+                lock(&state).watch_errors += 1;
+                true
+            }
+        };
+        let now = Instant::now();
+        for ordered in sequencer.ready(now) {
+            let (event, at) = match ordered {
+                audit_log::Ordered::State { written, doubtful } => {
+                    if is_probe(&written.object) {
+                        continue;
+                    }
+                    let Some(state) = snapshot_of(&state, &written.object) else {
+                        continue;
+                    };
+                    let event = Event::Logged {
+                        state,
+                        gone: written.gone,
+                        doubtful,
+                    };
+                    (event, written.at)
+                }
+                audit_log::Ordered::Late(written) => {
+                    if is_probe(&written.object) {
+                        continue;
+                    }
+                    let Some(state) = snapshot_of(&state, &written.object) else {
+                        continue;
+                    };
+                    (Event::OutOfOrder(state), written.at)
+                }
+            };
+            apply(&client, &state, event, at);
+        }
+        if at_end {
+            ends.push_back((Utc::now(), Instant::now()));
+            let mut read_at = None;
+            while let Some(&(at, instant)) = ends.front()
+                && (now.saturating_duration_since(instant) >= audit_log::HOLD
+                    || !sequencer.holding())
+            {
+                read_at = Some(at);
+                ends.pop_front();
+            }
+            {
+                let mut st = lock(&state);
+                st.synced = true;
+                if read_at.is_some() {
+                    st.log_read_at = read_at;
+                }
+            }
+            tokio::time::sleep(follow::POLL).await;
         }
     }
 }
 
+/// One of the latency probes' AppWrappers, the harness's own, outside every scenario.
+fn is_probe(object: &serde_json::Value) -> bool {
+    object["metadata"]["labels"]
+        .get(objects::PROBE_LABEL)
+        .is_some()
+}
+
 /// The state of an AppWrapper, or `None` (and a violation) when its status is unreadable.
 fn snapshot(state: &Mutex<State>, object: &DynamicObject) -> Option<Snapshot> {
-    let value = objects::to_value(object);
-    match Snapshot::from_object(&value) {
+    snapshot_of(state, &objects::to_value(object))
+}
+
+fn snapshot_of(state: &Mutex<State>, value: &serde_json::Value) -> Option<Snapshot> {
+    match Snapshot::from_object(value) {
         Ok(s) => Some(s),
         Err(e) => {
             let text = |v: &serde_json::Value| v.as_str().unwrap_or_default().to_string();
@@ -350,7 +514,7 @@ fn snapshot(state: &Mutex<State>, object: &DynamicObject) -> Option<Snapshot> {
                 name: text(&value["metadata"]["name"]),
                 message: format!("unreadable status: {e}"),
                 before: None,
-                after: objects::yaml::render_object(&value),
+                after: objects::yaml::render_object(value),
                 at: Utc::now(),
             });
             None

@@ -14,7 +14,7 @@ use std::collections::HashMap;
 use appwrapper_controller::api::condition::RESOURCES_DEPLOYED;
 use chrono::{DateTime, Utc};
 
-use super::findings::{MISSED, Transition, TransitionKind, Violation};
+use super::findings::{MISSED, OUT_OF_ORDER, Transition, TransitionKind, UNLOGGED, Violation};
 use super::graph::Change;
 use super::leftovers::{Components, Promise, Release};
 use super::rules::{self, Snapshot};
@@ -32,6 +32,16 @@ pub enum Event {
     Deleted(Snapshot),
     /// The list is complete: what it did not deliver is gone.
     ListDone,
+    /// A state a write left, read from the API server's audit log in resourceVersion order
+    /// (`gone`: the write removed the object). `doubtful`: an earlier write to the object has
+    /// no outcome in the log, so states may have come in between.
+    Logged {
+        state: Snapshot,
+        gone: bool,
+        doubtful: bool,
+    },
+    /// A state the audit log wrote after a later state of the same object.
+    OutOfOrder(Snapshot),
 }
 
 struct Known {
@@ -72,9 +82,26 @@ impl Tracker {
                 self.lists += 1;
                 Findings::default()
             }
-            Event::Listed(state) => self.observe(state, at, Seen::Listed),
-            Event::Changed(state) => self.observe(state, at, Seen::Watched),
-            Event::Deleted(state) => self.observe(state, at, Seen::Deleted),
+            Event::Listed(state) => self.observe(state, at, Seen::Listed, None),
+            Event::Changed(state) => self.observe(state, at, Seen::Watched, None),
+            Event::Deleted(state) => self.observe(state, at, Seen::Deleted, None),
+            Event::Logged {
+                state,
+                gone,
+                doubtful,
+            } => {
+                let seen = if gone { Seen::Deleted } else { Seen::Watched };
+                self.observe(state, at, seen, doubtful.then_some(UNLOGGED))
+            }
+            Event::OutOfOrder(state) => Findings {
+                violations: vec![violation(
+                    &state,
+                    format!("{OUT_OF_ORDER}: resourceVersion {}", state.resource_version),
+                    None,
+                    at,
+                )],
+                ..Findings::default()
+            },
             Event::ListDone => {
                 let findings = self.forget_unlisted(at);
                 self.synced = true;
@@ -83,13 +110,25 @@ impl Tracker {
         }
     }
 
-    fn observe(&mut self, after: Snapshot, at: DateTime<Utc>, seen: Seen) -> Findings {
+    /// `gap`: why states may have come between the last one known and `after` unseen, besides
+    /// a re-list (the prefix of what that leaves unchecked).
+    fn observe(
+        &mut self,
+        after: Snapshot,
+        at: DateTime<Utc>,
+        seen: Seen,
+        gap: Option<&'static str>,
+    ) -> Findings {
         let deleted = seen == Seen::Deleted;
         let previous = self.known.remove(&after.uid);
         let created_unseen = previous.is_none() && seen == Seen::Listed && self.synced;
         let relisted = previous
             .as_ref()
             .is_some_and(|p| p.list != self.lists && !p.state.same_version(&after));
+        let gap = match gap {
+            Some(prefix) if previous.is_some() => Some(prefix),
+            _ => relisted.then_some(MISSED),
+        };
         let (before, mut components) = match previous {
             Some(p) => (Some(p.state), p.components),
             None => (None, Components::default()),
@@ -119,10 +158,11 @@ impl Tracker {
             messages.push(missed(&message));
         }
         if let Some(before) = &before {
-            let report = rules::check_change(before, &after, relisted);
+            let report = rules::check_change(before, &after, gap.is_some());
             messages.extend(report.violations);
             if !report.missed.is_empty() {
-                messages.push(missed(&report.missed.join("; ")));
+                let prefix = gap.unwrap_or(MISSED);
+                messages.push(format!("{prefix}: {}", report.missed.join("; ")));
             }
             if let Some((from, to, change)) = report.transition {
                 let (kind, path) = match change {

@@ -18,6 +18,9 @@ pub struct Summary {
     /// Phase-diagram edges the monitor saw taken, out of all edges.
     pub transitions_covered: usize,
     pub transitions_total: usize,
+    /// Where the invariant monitor read the AppWrappers' states, and how many changes it
+    /// could not check (each also failed its scenario).
+    pub monitor: String,
     /// (feature: scenario, seconds), slowest first.
     pub slowest: Vec<(String, f64)>,
     /// Where the run's time went, as printed (the steps' `report::time_spent`).
@@ -58,6 +61,9 @@ impl Summary {
             "phase-diagram transitions taken: {} of {}",
             self.transitions_covered, self.transitions_total
         )];
+        if !self.monitor.is_empty() {
+            lines.push(format!("invariant monitor: {}", self.monitor));
+        }
         lines.extend(
             self.slowest
                 .iter()

@@ -1,17 +1,22 @@
-//! The API server's audit log, for measurements that count requests by client: one JSON line
-//! per request at the Metadata level (who, what, when; no bodies), written in batches so that
-//! the log costs the API server little. At [`Detail::Writes`] the writes to AppWrappers and
-//! Kueue Workloads also log the object they left, to trace which write answers which.
+//! The API server's audit log: one JSON line per request at the Metadata level (who, what,
+//! when; no bodies), for measurements that count requests by client, and each write to an
+//! AppWrapper once more when it completes, with the object it left, for the invariant monitor,
+//! which reads every state of every AppWrapper from it. Written as each request completes
+//! (blocking mode), so that a killed API server loses no line of a write it answered. At
+//! [`Detail::Writes`] the writes to Kueue Workloads also log the object they left, to trace
+//! which write answers which.
 
 use std::path::{Path, PathBuf};
 
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub enum Detail {
     /// Every request once, when it is received.
-    #[default]
     Metadata,
-    /// As [`Detail::Metadata`], and each write to an AppWrapper or a Workload once more when
-    /// it completes, with the object it wrote and left.
+    /// As [`Detail::Metadata`], and each write to an AppWrapper once more when it completes,
+    /// with the object it left.
+    #[default]
+    AppWrapperWrites,
+    /// As [`Detail::AppWrapperWrites`], and the writes to Kueue Workloads as well.
     Writes,
 }
 
@@ -25,12 +30,25 @@ rules:
   omitStages: [ResponseComplete]
 ";
 
+const APPWRAPPER_WRITES: &str = "apiVersion: audit.k8s.io/v1
+kind: Policy
+omitStages: [ResponseStarted, Panic]
+rules:
+- level: RequestResponse
+  verbs: [create, update, patch, delete, deletecollection]
+  resources:
+  - group: workload.codeflare.dev
+    resources: [appwrappers, appwrappers/status]
+- level: Metadata
+  omitStages: [ResponseComplete]
+";
+
 const WRITES: &str = "apiVersion: audit.k8s.io/v1
 kind: Policy
 omitStages: [ResponseStarted, Panic]
 rules:
 - level: RequestResponse
-  verbs: [create, update, patch, delete]
+  verbs: [create, update, patch, delete, deletecollection]
   resources:
   - group: workload.codeflare.dev
     resources: [appwrappers, appwrappers/status]
@@ -43,8 +61,14 @@ rules:
 pub fn policy(detail: Detail) -> &'static str {
     match detail {
         Detail::Metadata => METADATA,
+        Detail::AppWrapperWrites => APPWRAPPER_WRITES,
         Detail::Writes => WRITES,
     }
+}
+
+/// Whether the log holds every AppWrapper write with the object it left.
+pub fn logs_appwrapper_writes(detail: Detail) -> bool {
+    detail != Detail::Metadata
 }
 
 pub fn policy_path(work_dir: &Path) -> PathBuf {
@@ -55,14 +79,18 @@ pub fn log_path(work_dir: &Path) -> PathBuf {
     work_dir.join("logs").join("audit.log")
 }
 
+/// The log is never rotated (the API server would otherwise start a new file at 100 MB, the
+/// default), so that a reader follows one file for the cluster's life.
+const MAX_SIZE_MB: u32 = 1 << 20;
+
 /// The API server's flags for the log; the policy must be at [`policy_path`].
 pub fn apiserver_args(work_dir: &Path) -> Vec<String> {
     vec![
         format!("--audit-policy-file={}", policy_path(work_dir).display()),
         format!("--audit-log-path={}", log_path(work_dir).display()),
         "--audit-log-format=json".into(),
-        "--audit-log-mode=batch".into(),
-        "--audit-log-maxsize=0".into(),
+        "--audit-log-mode=blocking".into(),
+        format!("--audit-log-maxsize={MAX_SIZE_MB}"),
     ]
 }
 
@@ -87,19 +115,33 @@ mod tests {
         assert!(args.contains(&"--audit-policy-file=/w/audit-policy.yaml".to_string()));
     }
 
-    #[test]
-    fn the_writes_policy_keeps_the_objects_of_appwrapper_and_workload_writes_only() {
-        let policy = parsed(Detail::Writes);
+    #[rstest::rstest]
+    #[case::for_the_monitor(Detail::AppWrapperWrites, &["workload.codeflare.dev"])]
+    #[case::for_the_write_trace(Detail::Writes, &["workload.codeflare.dev", "kueue.x-k8s.io"])]
+    fn the_writes_policies_keep_the_objects_of_writes_to_their_resources_only(
+        #[case] detail: Detail,
+        #[case] expected: &[&str],
+    ) {
+        let policy = parsed(detail);
         let first = &policy["rules"][0];
         assert_eq!(first["level"], "RequestResponse");
         assert!(first.get("omitStages").is_none());
+        assert!(
+            first["verbs"]
+                .as_array()
+                .unwrap()
+                .contains(&"deletecollection".into()),
+            "a namespace's deletion removes its AppWrappers with one request"
+        );
         let groups: Vec<&str> = first["resources"]
             .as_array()
             .unwrap()
             .iter()
             .map(|r| r["group"].as_str().unwrap())
             .collect();
-        assert_eq!(groups, ["workload.codeflare.dev", "kueue.x-k8s.io"]);
+        assert_eq!(groups, expected);
         assert_eq!(policy["rules"][1], parsed(Detail::Metadata)["rules"][0]);
+        assert!(logs_appwrapper_writes(detail));
+        assert!(!logs_appwrapper_writes(Detail::Metadata));
     }
 }

@@ -36,7 +36,8 @@ pub struct LocalOptions {
     /// Kubelet nodes with containerd beside the fake ones: 0 or 1 (one per machine).
     pub real_nodes: usize,
     pub gpus_per_node: u32,
-    /// The API server writes an audit log of every request, at this detail (see [`audit`]).
+    /// The API server writes an audit log of every request, at this detail (see [`audit`]);
+    /// by default with every AppWrapper write's object, which the invariant monitor reads.
     pub audit: Option<audit::Detail>,
     /// The cluster's files; a fresh temporary directory when `None`.
     pub work_dir: Option<PathBuf>,
@@ -56,7 +57,7 @@ impl Default for LocalOptions {
             nodes: 2,
             real_nodes: 0,
             gpus_per_node: 8,
-            audit: None,
+            audit: Some(audit::Detail::default()),
             work_dir: None,
             detached: false,
             cache: toolchain::cache_dir(),
@@ -89,6 +90,7 @@ pub struct LocalCluster {
     remove_work_dir: bool,
     detached: bool,
     kubernetes: String,
+    audit: Option<audit::Detail>,
 }
 
 /// The real node's address, after checking that this machine can run one.
@@ -142,6 +144,7 @@ impl LocalCluster {
             // Set once up: a start that fails half-way stops what it started.
             detached: false,
             kubernetes: opts.kubernetes.clone(),
+            audit: opts.audit,
         };
         cluster.write_files(opts.audit.unwrap_or_default())?;
         cluster.start_components(&opts).await?;
@@ -412,6 +415,14 @@ impl LocalCluster {
     /// The API server's audit log, written when the cluster was started with `audit`.
     pub fn audit_log_path(&self) -> PathBuf {
         audit::log_path(&self.work_dir)
+    }
+
+    /// The audit log, when it holds every AppWrapper write with the object it left (by
+    /// default): the invariant monitor's source.
+    pub fn appwrapper_audit_log(&self) -> Option<PathBuf> {
+        self.audit
+            .is_some_and(audit::logs_appwrapper_writes)
+            .then(|| self.audit_log_path())
     }
 
     pub fn log_path(&self, component: &str) -> PathBuf {

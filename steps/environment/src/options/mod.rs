@@ -51,6 +51,13 @@ pub struct SuiteOptions {
     pub keep_on_failure: bool,
     /// Scenarios run at once (`@serial` ones always run alone).
     pub concurrency: usize,
+    /// The invariant monitor reads every AppWrapper write from the API server's audit log
+    /// where there is one (the local cluster's, or [`SuiteOptions::audit_log`]); otherwise,
+    /// or when `false`, it watches.
+    pub monitor_from_log: bool,
+    /// The audit log of an existing cluster's API server, with every AppWrapper write's
+    /// response object (see `clusters::providers::local::audit`), readable here.
+    pub audit_log: Option<PathBuf>,
 }
 
 impl Default for SuiteOptions {
@@ -73,6 +80,8 @@ impl Default for SuiteOptions {
             report_dir: Path::new("target").join("awconf-report"),
             keep_on_failure: false,
             concurrency: 32,
+            monitor_from_log: true,
+            audit_log: None,
         }
     }
 }
@@ -82,5 +91,13 @@ impl SuiteOptions {
         self.junit
             .clone()
             .unwrap_or_else(|| self.report_dir.join("junit.xml"))
+    }
+
+    /// The monitor's source on a cluster whose audit log, if it has one, is `log`.
+    pub fn monitor_source(&self, log: Option<PathBuf>) -> monitor::Source {
+        match log {
+            Some(path) if self.monitor_from_log => monitor::Source::AuditLog(path),
+            _ => monitor::Source::Watch,
+        }
     }
 }

@@ -1,0 +1,459 @@
+//! Every state a write left on an AppWrapper, from the API server's audit log: the response
+//! object of each create, update, patch, delete and deletecollection of `appwrappers` and
+//! `appwrappers/status` (the local cluster's policy logs them at RequestResponse). Pure over
+//! the log's lines: [`parse`] reads one, and a [`Sequencer`] puts what they say in
+//! resourceVersion order.
+//!
+//! The log is written as requests complete, so two writes to one object may land in it out of
+//! the order etcd committed them; the sequencer holds each state a moment before it hands it
+//! on, sorted by resourceVersion. A write that ended in a server error, or that the API
+//! server never finished (it was killed), may or may not have been committed: the next state
+//! of its object is marked doubtful, so that states it may have left count as unchecked
+//! rather than as skipped by the controller.
+
+use std::collections::HashMap;
+use std::time::{Duration, Instant};
+
+use chrono::{DateTime, Utc};
+use serde_json::Value;
+
+const GROUP: &str = "workload.codeflare.dev";
+const RESOURCE: &str = "appwrappers";
+const WRITES: [&str; 5] = ["create", "update", "patch", "delete", "deletecollection"];
+
+/// An object by namespace and name; an empty name stands for the whole namespace (a
+/// deletecollection).
+pub type Key = (String, String);
+
+/// A state a write left.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Written {
+    pub object: Value,
+    pub resource_version: u64,
+    /// The write removed the object (a deletion with no finalizer left).
+    pub gone: bool,
+    /// When the write completed (the API server's clock).
+    pub at: DateTime<Utc>,
+}
+
+/// What one line of the log says about AppWrappers.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Line {
+    /// A write was received.
+    Received {
+        id: String,
+        key: Key,
+        at: DateTime<Utc>,
+    },
+    /// A write completed and left these states (a deletecollection leaves several).
+    Wrote { id: String, states: Vec<Written> },
+    /// A write completed without leaving a state: refused (`unknown` false), or ended in a
+    /// server error, after which it may or may not have been committed.
+    Failed { id: String, unknown: bool },
+    /// Not about an AppWrapper write.
+    Other,
+}
+
+/// Reads one line of the log (JSON, one audit event).
+pub fn parse(line: &str) -> Line {
+    let Ok(event) = serde_json::from_str::<Value>(line) else {
+        return Line::Other;
+    };
+    let object_ref = &event["objectRef"];
+    let verb = event["verb"].as_str().unwrap_or_default();
+    if object_ref["apiGroup"] != GROUP
+        || object_ref["resource"] != RESOURCE
+        || !WRITES.contains(&verb)
+    {
+        return Line::Other;
+    }
+    let id = event["auditID"].as_str().unwrap_or_default().to_string();
+    let text = |v: &Value| v.as_str().unwrap_or_default().to_string();
+    match event["stage"].as_str() {
+        Some("RequestReceived") if verb != "create" => match time(&event["stageTimestamp"]) {
+            Some(at) => Line::Received {
+                id,
+                key: (text(&object_ref["namespace"]), text(&object_ref["name"])),
+                at,
+            },
+            None => Line::Other,
+        },
+        Some("ResponseComplete") => completed(id, verb, &event),
+        _ => Line::Other,
+    }
+}
+
+fn completed(id: String, verb: &str, event: &Value) -> Line {
+    let code = event["responseStatus"]["code"].as_u64().unwrap_or(0);
+    let response = &event["responseObject"];
+    let at = time(&event["stageTimestamp"]);
+    if !(200..300).contains(&code) || response["kind"] == "Status" || at.is_none() {
+        return Line::Failed {
+            id,
+            unknown: !(400..500).contains(&code),
+        };
+    }
+    let deleting = matches!(verb, "delete" | "deletecollection");
+    let objects: Vec<&Value> = match response["items"].as_array() {
+        Some(items) => items.iter().collect(),
+        None => vec![response],
+    };
+    let states = objects
+        .into_iter()
+        .filter_map(|object| {
+            let meta = &object["metadata"];
+            let resource_version = meta["resourceVersion"].as_str()?.parse().ok()?;
+            let finalizers = meta["finalizers"].as_array().is_some_and(|f| !f.is_empty());
+            let gone = !finalizers && (deleting || !meta["deletionTimestamp"].is_null());
+            Some(Written {
+                object: object.clone(),
+                resource_version,
+                gone,
+                at: at?,
+            })
+        })
+        .collect();
+    Line::Wrote { id, states }
+}
+
+fn time(value: &Value) -> Option<DateTime<Utc>> {
+    DateTime::parse_from_rfc3339(value.as_str()?)
+        .ok()
+        .map(|t| t.with_timezone(&Utc))
+}
+
+/// How long a state is held for an earlier one to catch up with it in the log.
+pub const HOLD: Duration = Duration::from_millis(500);
+
+/// A write received this long ago and never completed in the log died with the API server
+/// (requests time out after a minute).
+pub const ABANDONED: Duration = Duration::from_secs(70);
+
+/// What the sequencer hands on, in resourceVersion order.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Ordered {
+    State {
+        written: Written,
+        /// An earlier write to the object has no outcome in the log.
+        doubtful: bool,
+    },
+    /// A state older than one already handed on for the same object.
+    Late(Written),
+}
+
+struct Pending {
+    key: Key,
+    received: DateTime<Utc>,
+    read: Instant,
+}
+
+/// Puts the states of the log in resourceVersion order and marks those that may follow an
+/// unseen one.
+#[derive(Default)]
+pub struct Sequencer {
+    held: Vec<(Instant, Written)>,
+    /// Writes received and not completed yet, by audit ID.
+    open: HashMap<String, Pending>,
+    /// Writes whose outcome the log will never show: received when.
+    unknown: Vec<(Key, DateTime<Utc>)>,
+    /// The last resourceVersion handed on, per uid.
+    last: HashMap<String, u64>,
+}
+
+impl Sequencer {
+    pub fn push(&mut self, line: Line, read: Instant) {
+        match line {
+            Line::Received { id, key, at } => {
+                self.open.insert(
+                    id,
+                    Pending {
+                        key,
+                        received: at,
+                        read,
+                    },
+                );
+            }
+            Line::Wrote { id, states } => {
+                self.open.remove(&id);
+                self.held.extend(states.into_iter().map(|s| (read, s)));
+            }
+            Line::Failed { id, unknown } => {
+                if let Some(pending) = self.open.remove(&id)
+                    && unknown
+                {
+                    self.unknown.push((pending.key, pending.received));
+                }
+            }
+            Line::Other => {}
+        }
+    }
+
+    /// Whether states are still held.
+    pub fn holding(&self) -> bool {
+        !self.held.is_empty()
+    }
+
+    /// The states read at least [`HOLD`] before `now`, in resourceVersion order.
+    pub fn ready(&mut self, now: Instant) -> Vec<Ordered> {
+        let abandoned: Vec<String> = self
+            .open
+            .iter()
+            .filter(|(_, p)| now.saturating_duration_since(p.read) >= ABANDONED)
+            .map(|(id, _)| id.clone())
+            .collect();
+        for id in abandoned {
+            if let Some(p) = self.open.remove(&id) {
+                self.unknown.push((p.key, p.received));
+            }
+        }
+        let (mut ready, held): (Vec<_>, Vec<_>) = std::mem::take(&mut self.held)
+            .into_iter()
+            .partition(|(read, _)| now.saturating_duration_since(*read) >= HOLD);
+        self.held = held;
+        ready.sort_by_key(|(_, w)| w.resource_version);
+        ready
+            .into_iter()
+            .filter_map(|(_, written)| self.order(written))
+            .collect()
+    }
+
+    fn order(&mut self, written: Written) -> Option<Ordered> {
+        let uid = written.object["metadata"]["uid"]
+            .as_str()
+            .unwrap_or_default()
+            .to_string();
+        match self.last.get(&uid) {
+            // A write that changed nothing leaves the same version.
+            Some(&last) if last == written.resource_version => return None,
+            Some(&last) if last > written.resource_version => return Some(Ordered::Late(written)),
+            _ => {}
+        }
+        self.last.insert(uid, written.resource_version);
+        let key = key_of(&written.object);
+        let covers = |k: &Key| k.0 == key.0 && (k.1.is_empty() || k.1 == key.1);
+        let before = |received: &DateTime<Utc>| *received < written.at;
+        let open = self
+            .open
+            .values()
+            .any(|p| covers(&p.key) && before(&p.received));
+        let count = self.unknown.len();
+        self.unknown
+            .retain(|(k, received)| !(covers(k) && before(received)));
+        let doubtful = open || self.unknown.len() < count;
+        Some(Ordered::State { written, doubtful })
+    }
+}
+
+fn key_of(object: &Value) -> Key {
+    let text = |v: &Value| v.as_str().unwrap_or_default().to_string();
+    (
+        text(&object["metadata"]["namespace"]),
+        text(&object["metadata"]["name"]),
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn event(stage: &str, verb: &str, id: &str, code: u64, object: Value) -> String {
+        json!({
+            "kind": "Event", "auditID": id, "stage": stage, "verb": verb,
+            "objectRef": {"apiGroup": GROUP, "resource": RESOURCE, "subresource": "status",
+                          "namespace": "ns", "name": "aw"},
+            "responseStatus": {"code": code},
+            "responseObject": object,
+            "stageTimestamp": "2026-12-03T08:00:00.000001Z",
+        })
+        .to_string()
+    }
+
+    fn appwrapper(rv: &str, finalizers: &[&str], deleting: bool) -> Value {
+        let mut object = json!({
+            "kind": "AppWrapper",
+            "metadata": {"name": "aw", "namespace": "ns", "uid": "u1", "resourceVersion": rv,
+                         "finalizers": finalizers},
+        });
+        if deleting {
+            object["metadata"]["deletionTimestamp"] = json!("2026-12-03T08:00:00Z");
+        }
+        object
+    }
+
+    fn states(line: Line) -> Vec<(u64, bool)> {
+        match line {
+            Line::Wrote { states, .. } => states
+                .iter()
+                .map(|s| (s.resource_version, s.gone))
+                .collect(),
+            other => panic!("not a write: {other:?}"),
+        }
+    }
+
+    #[rstest::rstest]
+    #[case::a_status_patch("patch", appwrapper("7", &["f"], false), vec![(7, false)])]
+    #[case::a_deletion_the_finalizer_holds("delete", appwrapper("8", &["f"], true), vec![(8, false)])]
+    #[case::a_deletion_with_no_finalizer("delete", appwrapper("8", &[], false), vec![(8, true)])]
+    #[case::the_finalizer_removed_while_deleting("update", appwrapper("9", &[], true), vec![(9, true)])]
+    #[case::a_namespace_emptied("deletecollection", json!({"kind": "AppWrapperList", "items": [
+        appwrapper("10", &[], false), appwrapper("11", &["f"], true)]}), vec![(10, true), (11, false)])]
+    fn a_completed_write_gives_the_states_it_left(
+        #[case] verb: &str,
+        #[case] object: Value,
+        #[case] expected: Vec<(u64, bool)>,
+    ) {
+        assert_eq!(
+            states(parse(&event("ResponseComplete", verb, "a", 200, object))),
+            expected
+        );
+    }
+
+    #[rstest::rstest]
+    #[case::a_conflict(409, false)]
+    #[case::a_refusal_by_the_webhook(400, false)]
+    #[case::a_timeout_of_etcd(504, true)]
+    #[case::an_internal_error(500, true)]
+    fn a_failed_write_is_unknown_only_on_a_server_error(#[case] code: u64, #[case] unknown: bool) {
+        let status = json!({"kind": "Status", "code": code});
+        assert_eq!(
+            parse(&event("ResponseComplete", "patch", "a", code, status)),
+            Line::Failed {
+                id: "a".into(),
+                unknown
+            }
+        );
+    }
+
+    #[test]
+    fn reads_and_writes_of_other_resources_are_not_ours() {
+        let mut other = serde_json::from_str::<Value>(&event(
+            "ResponseComplete",
+            "patch",
+            "a",
+            200,
+            appwrapper("1", &[], false),
+        ))
+        .unwrap();
+        other["objectRef"]["resource"] = json!("workloads");
+        assert_eq!(parse(&other.to_string()), Line::Other);
+        let get = event(
+            "ResponseComplete",
+            "get",
+            "a",
+            200,
+            appwrapper("1", &[], false),
+        );
+        assert_eq!(parse(&get), Line::Other);
+        assert_eq!(parse("{\"cut short"), Line::Other);
+    }
+
+    fn written(rv: u64, at_ms: i64) -> Written {
+        Written {
+            object: appwrapper(&rv.to_string(), &["f"], false),
+            resource_version: rv,
+            gone: false,
+            at: base() + chrono::TimeDelta::milliseconds(at_ms),
+        }
+    }
+
+    fn base() -> DateTime<Utc> {
+        DateTime::parse_from_rfc3339("2026-12-03T08:00:00Z")
+            .unwrap()
+            .with_timezone(&Utc)
+    }
+
+    fn wrote(id: &str, w: Written) -> Line {
+        Line::Wrote {
+            id: id.into(),
+            states: vec![w],
+        }
+    }
+
+    fn received(id: &str, at_ms: i64) -> Line {
+        Line::Received {
+            id: id.into(),
+            key: ("ns".into(), "aw".into()),
+            at: base() + chrono::TimeDelta::milliseconds(at_ms),
+        }
+    }
+
+    fn summary(ordered: Vec<Ordered>) -> Vec<(u64, &'static str)> {
+        ordered
+            .into_iter()
+            .map(|o| match o {
+                Ordered::State { written, doubtful } => (
+                    written.resource_version,
+                    if doubtful { "doubtful" } else { "sure" },
+                ),
+                Ordered::Late(w) => (w.resource_version, "late"),
+            })
+            .collect()
+    }
+
+    #[test]
+    fn states_are_handed_on_in_resource_version_order_once_held() {
+        let t0 = Instant::now();
+        let mut s = Sequencer::default();
+        s.push(wrote("b", written(12, 20)), t0);
+        s.push(wrote("a", written(11, 10)), t0 + Duration::from_millis(100));
+        s.push(wrote("c", written(12, 20)), t0 + Duration::from_millis(100));
+        assert!(s.ready(t0 + HOLD / 2).is_empty());
+        assert_eq!(
+            summary(s.ready(t0 + HOLD + Duration::from_millis(100))),
+            [(11, "sure"), (12, "sure")],
+            "sorted, and a write that changed nothing is one state"
+        );
+        s.push(wrote("d", written(10, 5)), t0 + HOLD * 2);
+        assert_eq!(summary(s.ready(t0 + HOLD * 4)), [(10, "late")]);
+        assert!(!s.holding());
+    }
+
+    #[test]
+    fn a_state_after_a_write_of_unknown_outcome_is_doubtful() {
+        let t0 = Instant::now();
+        let mut s = Sequencer::default();
+        s.push(received("x", 0), t0);
+        s.push(
+            Line::Failed {
+                id: "x".into(),
+                unknown: true,
+            },
+            t0,
+        );
+        s.push(received("y", 5), t0);
+        s.push(
+            Line::Failed {
+                id: "y".into(),
+                unknown: false,
+            },
+            t0,
+        );
+        s.push(wrote("z", written(20, 50)), t0);
+        s.push(wrote("w", written(21, 60)), t0);
+        assert_eq!(
+            summary(s.ready(t0 + HOLD)),
+            [(20, "doubtful"), (21, "sure")],
+            "the doubt is spent on the first state after it; a refused write leaves none"
+        );
+    }
+
+    #[test]
+    fn a_write_the_api_server_never_finished_makes_the_next_state_doubtful() {
+        let t0 = Instant::now();
+        let mut s = Sequencer::default();
+        s.push(received("killed", 0), t0);
+        s.push(wrote("next", written(30, 100)), t0);
+        assert_eq!(
+            summary(s.ready(t0 + HOLD)),
+            [(30, "doubtful")],
+            "still open when the state is handed on"
+        );
+        s.push(wrote("later", written(31, 200)), t0 + ABANDONED);
+        assert_eq!(
+            summary(s.ready(t0 + ABANDONED + HOLD)),
+            [(31, "doubtful")],
+            "abandoned: its outcome is unknown"
+        );
+    }
+}
