@@ -325,6 +325,54 @@ mod tests {
         f.violations.iter().map(|v| v.message.as_str()).collect()
     }
 
+    fn logged(s: Snapshot, gone: bool, doubtful: bool) -> Event {
+        Event::Logged {
+            state: s,
+            gone,
+            doubtful,
+        }
+    }
+
+    /// From the audit log every state arrives, so a change that is not one step is the
+    /// controller's, unless a write of unknown outcome came before it.
+    #[rstest::rstest]
+    #[case::a_skipped_state_is_a_violation(
+        false,
+        "phase changed from Running to Suspended, which the phase graph does not allow"
+    )]
+    #[case::unless_a_write_had_no_outcome_in_the_log(true, UNLOGGED)]
+    fn a_logged_change_is_judged_as_seen_unless_in_doubt(
+        #[case] doubtful: bool,
+        #[case] begins: &str,
+    ) {
+        let mut t = Tracker::default();
+        feed(&mut t, logged(state("a", "Running", QR_RD), false, false));
+        let f = feed(
+            &mut t,
+            logged(state("a", "Suspended", QR_RD), false, doubtful),
+        );
+        let found = messages(&f);
+        assert!(found.iter().any(|m| m.starts_with(begins)), "{found:?}");
+        assert_eq!(
+            f.violations.iter().any(Violation::is_unchecked),
+            doubtful,
+            "{found:?}"
+        );
+    }
+
+    #[test]
+    fn a_logged_removal_while_deployed_is_a_release_to_check_and_a_late_state_is_unchecked() {
+        let mut t = Tracker::default();
+        let deployed = with_component(state("a", "Running", QR_RD), "p", true);
+        feed(&mut t, logged(deployed.clone(), false, false));
+        let f = feed(&mut t, logged(deleted(deployed.clone()), true, false));
+        assert_eq!(f.releases.len(), 1);
+        assert_eq!(f.releases[0].promise, Promise::Disappeared);
+        let late = feed(&mut t, Event::OutOfOrder(deployed));
+        assert!(late.violations[0].message.starts_with(OUT_OF_ORDER));
+        assert!(late.violations[0].is_unchecked());
+    }
+
     #[test]
     fn an_edge_between_watch_events_is_a_direct_transition() {
         let mut t = tracker(&[state("a", "Running", QR_RD)]);
