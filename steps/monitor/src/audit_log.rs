@@ -56,6 +56,10 @@ pub enum Line {
 
 /// Reads one line of the log (JSON, one audit event).
 pub fn parse(line: &str) -> Line {
+    // Most lines are other requests: not worth parsing.
+    if !line.contains("\"appwrappers\"") {
+        return Line::Other;
+    }
     let Ok(event) = serde_json::from_str::<Value>(line) else {
         return Line::Other;
     };
