@@ -47,6 +47,12 @@ pub enum Line {
     },
     /// A write completed and left these states (a deletecollection leaves several).
     Wrote { id: String, states: Vec<Written> },
+    /// A deletion removed the object at once, and the log shows its uid but not its state.
+    Removed {
+        id: String,
+        uid: String,
+        at: DateTime<Utc>,
+    },
     /// A write completed without leaving a state: refused (`unknown` false), or ended in a
     /// server error, after which it may or may not have been committed.
     Failed { id: String, unknown: bool },
@@ -91,6 +97,20 @@ fn completed(id: String, verb: &str, event: &Value) -> Line {
     let code = event["responseStatus"]["code"].as_u64().unwrap_or(0);
     let response = &event["responseObject"];
     let at = time(&event["stageTimestamp"]);
+    // A custom resource deleted at once is answered with a Status naming its uid, not the
+    // object.
+    if let (true, "Status", Some(uid), Some(at)) = (
+        (200..300).contains(&code),
+        response["kind"].as_str().unwrap_or_default(),
+        response["details"]["uid"].as_str(),
+        at,
+    ) {
+        return Line::Removed {
+            id,
+            uid: uid.to_string(),
+            at,
+        };
+    }
     if !(200..300).contains(&code) || response["kind"] == "Status" || at.is_none() {
         return Line::Failed {
             id,
@@ -143,6 +163,8 @@ pub enum Ordered {
     },
     /// A state older than one already handed on for the same object.
     Late(Written),
+    /// The object with this uid is gone; its last state is the last one handed on.
+    Removed { uid: String, at: DateTime<Utc> },
 }
 
 struct Pending {
@@ -156,6 +178,8 @@ struct Pending {
 #[derive(Default)]
 pub struct Sequencer {
     held: Vec<(Instant, Written)>,
+    /// Removals known by uid only: handed on after every state held with them.
+    removed: Vec<(Instant, String, DateTime<Utc>)>,
     /// Writes received and not completed yet, by audit ID.
     open: HashMap<String, Pending>,
     /// Writes whose outcome the log will never show: received when.
@@ -181,6 +205,10 @@ impl Sequencer {
                 self.open.remove(&id);
                 self.held.extend(states.into_iter().map(|s| (read, s)));
             }
+            Line::Removed { id, uid, at } => {
+                self.open.remove(&id);
+                self.removed.push((read, uid, at));
+            }
             Line::Failed { id, unknown } => {
                 if let Some(pending) = self.open.remove(&id)
                     && unknown
@@ -194,7 +222,7 @@ impl Sequencer {
 
     /// Whether states are still held.
     pub fn holding(&self) -> bool {
-        !self.held.is_empty()
+        !self.held.is_empty() || !self.removed.is_empty()
     }
 
     /// The states read at least [`HOLD`] before `now`, in resourceVersion order.
@@ -215,10 +243,19 @@ impl Sequencer {
             .partition(|(read, _)| now.saturating_duration_since(*read) >= HOLD);
         self.held = held;
         ready.sort_by_key(|(_, w)| w.resource_version);
-        ready
+        let mut ordered: Vec<Ordered> = ready
             .into_iter()
             .filter_map(|(_, written)| self.order(written))
-            .collect()
+            .collect();
+        let (gone, removed): (Vec<_>, Vec<_>) = std::mem::take(&mut self.removed)
+            .into_iter()
+            .partition(|(read, _, _)| now.saturating_duration_since(*read) >= HOLD);
+        self.removed = removed;
+        ordered.extend(gone.into_iter().map(|(_, uid, at)| {
+            self.last.insert(uid.clone(), u64::MAX);
+            Ordered::Removed { uid, at }
+        }));
+        ordered
     }
 
     fn order(&mut self, written: Written) -> Option<Ordered> {
@@ -313,6 +350,30 @@ mod tests {
         );
     }
 
+    #[test]
+    fn a_custom_resource_deleted_at_once_is_removed_by_uid() {
+        let status = json!({"kind": "Status", "status": "Success",
+                            "details": {"name": "aw", "kind": "appwrappers", "uid": "u1"}});
+        let line = parse(&event("ResponseComplete", "delete", "a", 200, status));
+        assert!(
+            matches!(&line, Line::Removed { uid, .. } if uid == "u1"),
+            "{line:?}"
+        );
+        let t0 = Instant::now();
+        let mut s = Sequencer::default();
+        s.push(line, t0);
+        s.push(wrote("b", written(12, 20)), t0);
+        let ready = s.ready(t0 + HOLD);
+        assert!(matches!(ready[0], Ordered::State { .. }));
+        assert!(matches!(&ready[1], Ordered::Removed { uid, .. } if uid == "u1"));
+        s.push(wrote("c", written(13, 30)), t0 + HOLD);
+        assert_eq!(
+            summary(s.ready(t0 + HOLD * 2)),
+            [(13, "late")],
+            "nothing follows a removal"
+        );
+    }
+
     #[rstest::rstest]
     #[case::a_conflict(409, false)]
     #[case::a_refusal_by_the_webhook(400, false)]
@@ -391,6 +452,7 @@ mod tests {
                     if doubtful { "doubtful" } else { "sure" },
                 ),
                 Ordered::Late(w) => (w.resource_version, "late"),
+                Ordered::Removed { .. } => (u64::MAX, "removed"),
             })
             .collect()
     }

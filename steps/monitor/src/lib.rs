@@ -96,7 +96,7 @@ impl State {
             Event::Listed(s) | Event::Changed(s) => self.history.observe(s, at, false),
             Event::Deleted(s) => self.history.observe(s, at, true),
             Event::Logged { state, gone, .. } => self.history.observe(state, at, *gone),
-            Event::ListStarted | Event::ListDone | Event::OutOfOrder(_) => {}
+            Event::ListStarted | Event::ListDone | Event::OutOfOrder(_) | Event::Vanished(_) => {}
         }
     }
 
@@ -458,6 +458,7 @@ async fn read_log(client: kube::Client, path: PathBuf, state: Arc<Mutex<State>>)
                     };
                     (event, written.at)
                 }
+                audit_log::Ordered::Removed { uid, at } => (Event::Vanished(uid), at),
                 audit_log::Ordered::Late(written) => {
                     if is_probe(&written.object) {
                         continue;

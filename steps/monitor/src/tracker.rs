@@ -42,6 +42,8 @@ pub enum Event {
     },
     /// A state the audit log wrote after a later state of the same object.
     OutOfOrder(Snapshot),
+    /// The object with this uid was removed at once; the log shows no state of its removal.
+    Vanished(String),
 }
 
 struct Known {
@@ -93,6 +95,13 @@ impl Tracker {
                 let seen = if gone { Seen::Deleted } else { Seen::Watched };
                 self.observe(state, at, seen, doubtful.then_some(UNLOGGED))
             }
+            Event::Vanished(uid) => match self.known.get(&uid) {
+                Some(known) => {
+                    let last = known.state.clone();
+                    self.observe(last, at, Seen::Deleted, None)
+                }
+                None => Findings::default(),
+            },
             Event::OutOfOrder(state) => Findings {
                 violations: vec![violation(
                     &state,
@@ -357,6 +366,20 @@ mod tests {
             f.violations.iter().any(Violation::is_unchecked),
             doubtful,
             "{found:?}"
+        );
+    }
+
+    #[test]
+    fn an_appwrapper_removed_at_once_is_gone_in_its_last_state() {
+        let mut t = Tracker::default();
+        let deployed = with_component(state("a", "Running", QR_RD), "p", true);
+        feed(&mut t, logged(deployed, false, false));
+        let f = feed(&mut t, Event::Vanished("a".into()));
+        assert_eq!(f.releases.len(), 1);
+        assert!(
+            feed(&mut t, Event::Vanished("a".into()))
+                .releases
+                .is_empty()
         );
     }
 
