@@ -120,15 +120,39 @@ impl tower_service::Service<Request<Body>> for Fenced {
         Poll::Ready(Ok(()))
     }
 
-    fn call(&mut self, request: Request<Body>) -> Self::Future {
-        if is_write(request.method()) && !self.fence.is_open() {
-            let refusal = self.fence.refusal(request.method(), request.uri().path());
-            tracing::warn!("{refusal}");
-            return Box::pin(async move { Err(kube::Error::Service(Box::new(refusal))) });
+    fn call(&mut self, mut request: Request<Body>) -> Self::Future {
+        if is_write(request.method()) {
+            let remaining = self.fence.remaining();
+            if remaining.is_zero() {
+                let refusal = self.fence.refusal(request.method(), request.uri().path());
+                tracing::warn!("{refusal}");
+                return Box::pin(async move { Err(kube::Error::Service(Box::new(refusal))) });
+            }
+            // A write held up in the API server (etcd down) must not commit once the fence
+            // has closed and a standby may lead: the API server gives up on it by then.
+            *request.uri_mut() = with_deadline(request.uri(), remaining);
         }
         let client = self.client.clone();
         Box::pin(async move { client.send(request).await })
     }
+}
+
+/// `uri` with its `timeout` query parameter (the API server's deadline for the request, a Go
+/// duration) set to `remaining`, in milliseconds.
+fn with_deadline(uri: &http::Uri, remaining: Duration) -> http::Uri {
+    let millis = remaining.as_millis().max(1);
+    let path = uri.path();
+    let mut pairs: Vec<String> = uri
+        .query()
+        .unwrap_or_default()
+        .split('&')
+        .filter(|p| !p.is_empty() && !p.starts_with("timeout="))
+        .map(str::to_owned)
+        .collect();
+    pairs.push(format!("timeout={millis}ms"));
+    let mut parts = uri.clone().into_parts();
+    parts.path_and_query = format!("{path}?{}", pairs.join("&")).parse().ok();
+    http::Uri::from_parts(parts).unwrap_or_else(|_| uri.clone())
 }
 
 #[cfg(test)]
@@ -185,6 +209,27 @@ mod tests {
         assert!(!fence.open_at(t0));
         fence.renewed(t0 + Duration::from_secs(1));
         assert!(fence.open_at(t0 + Duration::from_secs(2)));
+    }
+
+    #[test]
+    fn a_write_carries_what_remains_of_the_fence_as_its_deadline() {
+        for (uri, remaining_ms, expected) in [
+            (
+                "/api/v1/namespaces/n/pods",
+                6_500,
+                "/api/v1/namespaces/n/pods?timeout=6500ms",
+            ),
+            (
+                "/apis/g/v1/x/y?fieldManager=m",
+                200,
+                "/apis/g/v1/x/y?fieldManager=m&timeout=200ms",
+            ),
+            ("/a?timeout=30s&b=c", 4_000, "/a?b=c&timeout=4000ms"),
+        ] {
+            let uri: http::Uri = uri.parse().unwrap();
+            let with = with_deadline(&uri, Duration::from_millis(remaining_ms));
+            assert_eq!(with.to_string(), expected);
+        }
     }
 
     #[test]
