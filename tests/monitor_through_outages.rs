@@ -189,20 +189,12 @@ async fn a_state_forged_and_taken_back_during_an_outage_is_refused_from_the_audi
     .await;
     logged.settle(NS, Duration::from_secs(30)).await;
 
-    let seen_by_watch: Vec<String> = watched
-        .violations_in(NS)
-        .iter()
-        .map(|v| v.message.clone())
-        .collect();
+    let seen_by_watch = messages(&watched);
     assert!(
         seen_by_watch.iter().all(|m| !m.contains(RULE)),
         "the watch saw the forged state, so the outage hid nothing: {seen_by_watch:?}"
     );
-    let seen_in_log: Vec<String> = logged
-        .violations_in(NS)
-        .iter()
-        .map(|v| v.message.clone())
-        .collect();
+    let seen_in_log = messages(&logged);
     assert!(
         seen_in_log.iter().any(|m| m.contains(RULE)),
         "the audit log's monitor missed the forged state; it found {seen_in_log:?}"
@@ -212,6 +204,14 @@ async fn a_state_forged_and_taken_back_during_an_outage_is_refused_from_the_audi
         "from the audit log nothing goes unchecked: {:?}",
         logged.unchecked()
     );
+}
+
+fn messages(monitor: &Monitor) -> Vec<String> {
+    monitor
+        .violations_in(NS)
+        .into_iter()
+        .map(|v| v.message)
+        .collect()
 }
 
 fn server_port(kubeconfig: &std::path::Path) -> u16 {

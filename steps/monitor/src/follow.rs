@@ -38,10 +38,6 @@ impl Follower {
         }
     }
 
-    pub fn path(&self) -> &Path {
-        &self.path
-    }
-
     /// The next complete line, or [`Read::End`] when none is written yet.
     pub async fn next(&mut self) -> std::io::Result<Read> {
         if self.replaced().await? {

@@ -1,7 +1,8 @@
 //! The invariant monitor: every AppWrapper followed for the whole run, from one of two
 //! [`Source`]s. On a cluster whose API server awconf started, it reads every state each write
 //! left from the API server's audit log ([`audit_log`]), so that nothing goes unseen through an
-//! outage of the API server or etcd; elsewhere it watches. Each observed state is checked against the condition rules of its phase, each change against the phase
+//! outage of the API server or etcd; elsewhere it watches. Each observed state is checked
+//! against the condition rules of its phase, each change against the phase
 //! graph and the condition timestamps, and each release (`ResourcesDeployed` or
 //! `QuotaReserved` leaving True, or the AppWrapper disappearing while deployed) against what
 //! is left of the workload. A re-list of the watch may skip states: a change that one step
@@ -283,8 +284,8 @@ impl Monitor {
             .count()
     }
 
-    /// Takes over the phase changes `other` saw, and counts what it could not check (a scenario's own cluster's monitor), so that
-    /// this one's coverage counts them.
+    /// Takes over the phase changes `other` saw (a scenario's own cluster's monitor), so that
+    /// this one's coverage counts them, and counts what it could not check.
     pub fn absorb(&self, other: &Monitor) {
         let taken = std::mem::take(&mut lock(&other.state).transitions);
         let unchecked = other.unchecked_count();
@@ -445,29 +446,21 @@ async fn read_log(client: kube::Client, path: PathBuf, state: Arc<Mutex<State>>)
         for ordered in sequencer.ready(now) {
             let (event, at) = match ordered {
                 audit_log::Ordered::State { written, doubtful } => {
-                    if is_probe(&written.object) {
-                        continue;
-                    }
-                    let Some(state) = snapshot_of(&state, &written.object) else {
+                    let Some(snapshot) = scenario_state(&state, &written) else {
                         continue;
                     };
                     let event = Event::Logged {
-                        state,
+                        state: snapshot,
                         gone: written.gone,
                         doubtful,
                     };
                     (event, written.at)
                 }
                 audit_log::Ordered::Removed { uid, at } => (Event::Vanished(uid), at),
-                audit_log::Ordered::Late(written) => {
-                    if is_probe(&written.object) {
-                        continue;
-                    }
-                    let Some(state) = snapshot_of(&state, &written.object) else {
-                        continue;
-                    };
-                    (Event::OutOfOrder(state), written.at)
-                }
+                audit_log::Ordered::Late(written) => match scenario_state(&state, &written) {
+                    Some(snapshot) => (Event::OutOfOrder(snapshot), written.at),
+                    None => continue,
+                },
             };
             apply(&client, &state, event, at);
         }
@@ -493,11 +486,16 @@ async fn read_log(client: kube::Client, path: PathBuf, state: Arc<Mutex<State>>)
     }
 }
 
-/// One of the latency probes' AppWrappers, the harness's own, outside every scenario.
-fn is_probe(object: &serde_json::Value) -> bool {
-    object["metadata"]["labels"]
+/// The state a logged write left, unless it is one of the latency probes' AppWrappers (the
+/// harness's own, outside every scenario) or unreadable (a violation).
+fn scenario_state(state: &Mutex<State>, written: &audit_log::Written) -> Option<Snapshot> {
+    let probe = written.object["metadata"]["labels"]
         .get(objects::PROBE_LABEL)
-        .is_some()
+        .is_some();
+    if probe {
+        return None;
+    }
+    snapshot_of(state, &written.object)
 }
 
 /// The state of an AppWrapper, or `None` (and a violation) when its status is unreadable.

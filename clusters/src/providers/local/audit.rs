@@ -30,39 +30,36 @@ rules:
   omitStages: [ResponseComplete]
 ";
 
-const APPWRAPPER_WRITES: &str = "apiVersion: audit.k8s.io/v1
+/// As [`METADATA`], with the objects each write (create, update, patch, delete,
+/// deletecollection) to these resources left logged once more when it completes.
+fn writes_policy(resources: &str) -> String {
+    format!(
+        "apiVersion: audit.k8s.io/v1
 kind: Policy
 omitStages: [ResponseStarted, Panic]
 rules:
 - level: RequestResponse
   verbs: [create, update, patch, delete, deletecollection]
   resources:
-  - group: workload.codeflare.dev
-    resources: [appwrappers, appwrappers/status]
-- level: Metadata
+{resources}- level: Metadata
   omitStages: [ResponseComplete]
+"
+    )
+}
+
+const APPWRAPPERS: &str = "  - group: workload.codeflare.dev
+    resources: [appwrappers, appwrappers/status]
 ";
 
-const WRITES: &str = "apiVersion: audit.k8s.io/v1
-kind: Policy
-omitStages: [ResponseStarted, Panic]
-rules:
-- level: RequestResponse
-  verbs: [create, update, patch, delete, deletecollection]
-  resources:
-  - group: workload.codeflare.dev
-    resources: [appwrappers, appwrappers/status]
-  - group: kueue.x-k8s.io
+const WORKLOADS: &str = "  - group: kueue.x-k8s.io
     resources: [workloads, workloads/status]
-- level: Metadata
-  omitStages: [ResponseComplete]
 ";
 
-pub fn policy(detail: Detail) -> &'static str {
+pub fn policy(detail: Detail) -> String {
     match detail {
-        Detail::Metadata => METADATA,
-        Detail::AppWrapperWrites => APPWRAPPER_WRITES,
-        Detail::Writes => WRITES,
+        Detail::Metadata => METADATA.to_string(),
+        Detail::AppWrapperWrites => writes_policy(APPWRAPPERS),
+        Detail::Writes => writes_policy(&format!("{APPWRAPPERS}{WORKLOADS}")),
     }
 }
 
@@ -99,7 +96,7 @@ mod tests {
     use super::*;
 
     fn parsed(detail: Detail) -> serde_json::Value {
-        serde_saphyr::from_str(policy(detail)).unwrap()
+        serde_saphyr::from_str(&policy(detail)).unwrap()
     }
 
     #[test]

@@ -206,7 +206,7 @@ impl LocalCluster {
         let kubeconfig = commands::kubeconfig(w, &self.ports).map_err(LocalError::Setup)?;
         write(&self.kubeconfig, &kubeconfig)?;
         write(&w.join("kwok.yaml"), &commands::kwok_config())?;
-        write(&audit::policy_path(w), audit::policy(audit))?;
+        write(&audit::policy_path(w), &audit::policy(audit))?;
         Ok(())
     }
 
