@@ -19,6 +19,15 @@ fn may_exist(cs: &AppWrapperComponentStatus) -> bool {
     }
 }
 
+/// Deliberately unlike the reference, which decides from the status alone: an object this
+/// AppWrapper controls that was read under the component's name exists, whatever its RD
+/// condition says. A component recreated after a reset keeps RD `False/CompononetDeleted` until
+/// the status write that follows its create; when that write loses to a deletion, the reference
+/// releases the quota with the object still there and leaves it to the garbage collector.
+fn seen_controlled(cs: &AppWrapperComponentStatus, object: &ObjectState) -> bool {
+    !cs.name.is_empty() && matches!(object, ObjectState::Found(found) if found.controlled)
+}
+
 fn target(cs: &AppWrapperComponentStatus) -> ObjectTarget {
     ObjectTarget {
         api_version: cs.api_version.clone(),
@@ -34,11 +43,12 @@ impl Decider<'_> {
         let mut remaining = Vec::new();
         for index in 0..self.status.component_status.len() {
             let cs = &self.status.component_status[index];
-            if !may_exist(cs) {
+            let object = self.obs.component(index).object;
+            if !may_exist(cs) && !seen_controlled(cs, &object) {
                 continue;
             }
             let target = target(cs);
-            match self.obs.component(index).object {
+            match object {
                 ObjectState::NotFound => self.deleted(index),
                 ObjectState::Unserved(why) => {
                     // Deliberately unlike the reference, which retries such a delete forever

@@ -200,6 +200,7 @@ fn foreign_object_is_reported() {
     assert!(d.warnings.iter().any(|w| w.contains("not controlled")));
 }
 
+/// Decided from the status, as in the reference, when the object is not there to be seen.
 #[rstest]
 #[case::rd_absent(None, true, false)]
 #[case::rd_false(Some(("False", "ComponentCreationErrored")), false, false)]
@@ -213,6 +214,7 @@ fn which_components_may_exist(
     #[case] present: bool,
 ) {
     let d = suspending()
+        .object(ObjectState::NotObserved)
         .with(|s| {
             let mut cs = job_status(rd);
             if !named {
@@ -222,6 +224,28 @@ fn which_components_may_exist(
         })
         .decide();
     assert_eq!(!deletes(&d).is_empty(), present);
+}
+
+/// Deliberately unlike the reference: an object read under the component's name and controlled
+/// by this AppWrapper is deleted even when its RD condition says it is gone (a Job recreated on
+/// Resuming whose status write lost to the deletion), and the deletion waits for it.
+#[rstest]
+#[case::controlled(found_with(true, false), true, false)]
+#[case::controlled_and_going(found_with(true, true), false, false)]
+#[case::not_ours(found_with(false, false), false, true)]
+#[case::gone(ObjectState::NotFound, false, true)]
+fn an_object_seen_is_deleted_whatever_its_status_says(
+    #[case] object: ObjectState,
+    #[case] deleted: bool,
+    #[case] complete: bool,
+) {
+    let d = suspending()
+        .component_deleted()
+        .object(object)
+        .pods(vec![])
+        .decide();
+    assert_eq!(deletes(&d), if deleted { vec![(0, false)] } else { vec![] });
+    assert_eq!(d.status.phase == Phase::Suspended, complete);
 }
 
 #[test]
