@@ -210,7 +210,10 @@ async fn measure(
     let stand_sampler = stand_cpu::Sampler::start();
     let namespace = format!("bench-{}-{}", settings.seed, std::process::id());
     let monitor_source = match stand.cluster.appwrapper_audit_log() {
-        Some(log) if settings.monitor_from_log => monitor::Source::AuditLog(log),
+        Some(log) if settings.monitor_from_log => monitor::Source::AuditLog {
+            log,
+            etcd: Some(stand.cluster.etcd_url()),
+        },
         _ => monitor::Source::Watch,
     };
     let run = Run::begin(

@@ -278,11 +278,16 @@ impl Run {
             Err(e) => (0, vec![format!("could not list what is left: {e:#}")]),
         };
         let (mut violations, mut unchecked) = (Vec::new(), Vec::new());
-        let monitor_source = self.monitor.as_ref().map(|m| m.source().to_string());
+        let mut monitor_source = None;
         if let Some(monitor) = &self.monitor {
             monitor
                 .settle(&self.namespace, Duration::from_secs(30))
                 .await;
+            monitor_source = Some(format!(
+                "{} ({})",
+                monitor.source(),
+                monitor.release_checks()
+            ));
             for v in monitor.violations_in(&self.namespace) {
                 let text = format!("{}: {}", v.name, v.message);
                 if v.is_unchecked() {

@@ -160,7 +160,8 @@ pub struct RunArgs {
     #[arg(long, env = "AWCONF_MONITOR_SOURCE", value_enum, default_value_t = MonitorSource::AuditLog)]
     monitor_source: MonitorSource,
     /// An existing cluster's API-server audit log, readable here, that records every write to
-    /// AppWrappers at the RequestResponse level (the local cluster's policy shows one).
+    /// AppWrappers at the RequestResponse level (the local cluster's policy shows one; where it
+    /// also records creations and deletions, releases are judged from it).
     #[arg(long, env = "AWCONF_AUDIT_LOG", value_name = "PATH")]
     audit_log: Option<PathBuf>,
     /// Run only scenarios whose `feature: scenario` title contains one of these.

@@ -100,7 +100,7 @@ pub async fn run_plan(options: SuiteOptions, plan: Plan) -> anyhow::Result<Summa
         .map_err(EnvironmentFailed::from)?;
     let monitor = Monitor::start(
         environment.watch_client.clone(),
-        options.monitor_source(environment.audit_log.clone()),
+        options.monitor_source(environment.audit_log.clone(), environment.etcd.clone()),
         Duration::from_secs(60),
     )
     .await
@@ -131,6 +131,7 @@ pub async fn run_plan(options: SuiteOptions, plan: Plan) -> anyhow::Result<Summa
         watch_client,
         kueue_log,
         audit_log: _,
+        etcd: _,
         controller,
         restore,
         capabilities,
@@ -357,9 +358,10 @@ fn summarize(
         transitions_covered: diagram.iter().filter(|e| e.direct > 0).count(),
         transitions_total: diagram.len(),
         monitor: format!(
-            "read {}; {} changes went unchecked",
+            "read {}; {} changes went unchecked; {}",
             h.monitor.source(),
-            h.monitor.unchecked_count()
+            h.monitor.unchecked_count(),
+            h.monitor.release_checks()
         ),
         slowest,
         time_spent: report::time_spent::of(moments, &records).lines(),

@@ -28,6 +28,9 @@ pub struct Environment {
     /// The API server's audit log with every AppWrapper write, where there is one: the
     /// invariant monitor's source.
     pub audit_log: Option<PathBuf>,
+    /// The URL of the API server's etcd, where awconf started it: the monitor reads back
+    /// from its history the states of writes the audit log never finished.
+    pub etcd: Option<String>,
     pub controller: ControllerUnderTest,
     /// What the run changed on an installed controller, put back at the end.
     pub restore: Option<installed::Restore>,

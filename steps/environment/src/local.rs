@@ -68,6 +68,7 @@ pub async fn on_cluster(
         watch_client,
         kueue_log,
         audit_log: cluster.appwrapper_audit_log(),
+        etcd: Some(cluster.etcd_url()),
         controller,
         restore: None,
         capabilities: cluster.capabilities(),

@@ -83,7 +83,8 @@ impl OwnCluster {
             Some(netns) => reference_on(&cluster, netns, mode, config, dir).await?,
         };
         apply_flavor(&client).await?;
-        let source = options.monitor_source(cluster.appwrapper_audit_log());
+        let source =
+            options.monitor_source(cluster.appwrapper_audit_log(), Some(cluster.etcd_url()));
         let monitor = Monitor::start(watch_client.clone(), source, Duration::from_secs(60)).await?;
         let own = OwnCluster {
             client,

@@ -137,6 +137,7 @@ pub async fn up(options: &SuiteOptions) -> anyhow::Result<Environment> {
         kubeconfig: reached.kubeconfig,
         kueue_log,
         audit_log: options.audit_log.clone(),
+        etcd: None,
         controller,
         restore,
         capabilities: Capabilities {

@@ -11,7 +11,7 @@
 //! of its object is marked doubtful, so that states it may have left count as unchecked
 //! rather than as skipped by the controller.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::time::{Duration, Instant};
 
 use chrono::{DateTime, Utc};
@@ -34,6 +34,37 @@ pub struct Written {
     pub gone: bool,
     /// When the write completed (the API server's clock).
     pub at: DateTime<Utc>,
+    /// When the API server received it.
+    pub received: DateTime<Utc>,
+}
+
+impl Written {
+    /// When the write was made.
+    pub fn span(&self) -> Span {
+        Span {
+            received: self.received,
+            completed: self.at,
+        }
+    }
+}
+
+/// From the receipt of a write to its completion: it took effect in between.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Span {
+    pub received: DateTime<Utc>,
+    pub completed: DateTime<Utc>,
+}
+
+impl Span {
+    /// Took effect before `other` did, for certain.
+    pub fn before(&self, other: &Span) -> bool {
+        self.completed < other.received
+    }
+
+    /// Took effect after `other` did, for certain.
+    pub fn after(&self, other: &Span) -> bool {
+        self.received > other.completed
+    }
 }
 
 /// What one line of the log says about AppWrappers.
@@ -48,11 +79,7 @@ pub enum Line {
     /// A write completed and left these states (a deletecollection leaves several).
     Wrote { id: String, states: Vec<Written> },
     /// A deletion removed the object at once, and the log shows its uid but not its state.
-    Removed {
-        id: String,
-        uid: String,
-        at: DateTime<Utc>,
-    },
+    Removed { id: String, uid: String, span: Span },
     /// A write completed without leaving a state: refused (`unknown` false), or ended in a
     /// server error, after which it may or may not have been committed.
     Failed { id: String, unknown: bool },
@@ -96,27 +123,28 @@ pub fn parse(line: &str) -> Line {
 fn completed(id: String, verb: &str, event: &Value) -> Line {
     let code = event["responseStatus"]["code"].as_u64().unwrap_or(0);
     let response = &event["responseObject"];
-    let at = time(&event["stageTimestamp"]);
+    let span = span_of(event);
     // A custom resource deleted at once is answered with a Status naming its uid, not the
     // object.
-    if let (true, "Status", Some(uid), Some(at)) = (
+    if let (true, "Status", Some(uid), Some(span)) = (
         (200..300).contains(&code),
         response["kind"].as_str().unwrap_or_default(),
         response["details"]["uid"].as_str(),
-        at,
+        span,
     ) {
         return Line::Removed {
             id,
             uid: uid.to_string(),
-            at,
+            span,
         };
     }
-    if !(200..300).contains(&code) || response["kind"] == "Status" || at.is_none() {
+    let Some(span) = span.filter(|_| (200..300).contains(&code) && response["kind"] != "Status")
+    else {
         return Line::Failed {
             id,
             unknown: !(400..500).contains(&code),
         };
-    }
+    };
     let deleting = matches!(verb, "delete" | "deletecollection");
     let objects: Vec<&Value> = match response["items"].as_array() {
         Some(items) => items.iter().collect(),
@@ -133,14 +161,23 @@ fn completed(id: String, verb: &str, event: &Value) -> Line {
                 object: object.clone(),
                 resource_version,
                 gone,
-                at: at?,
+                at: span.completed,
+                received: span.received,
             })
         })
         .collect();
     Line::Wrote { id, states }
 }
 
-fn time(value: &Value) -> Option<DateTime<Utc>> {
+/// When a completed write was received and when it completed.
+pub fn span_of(event: &Value) -> Option<Span> {
+    Some(Span {
+        received: time(&event["requestReceivedTimestamp"])?,
+        completed: time(&event["stageTimestamp"])?,
+    })
+}
+
+pub fn time(value: &Value) -> Option<DateTime<Utc>> {
     DateTime::parse_from_rfc3339(value.as_str()?)
         .ok()
         .map(|t| t.with_timezone(&Utc))
@@ -160,11 +197,13 @@ pub enum Ordered {
         written: Written,
         /// An earlier write to the object has no outcome in the log.
         doubtful: bool,
+        /// The resourceVersion of the object's state handed on before this one.
+        previous: Option<u64>,
     },
     /// A state older than one already handed on for the same object.
     Late(Written),
     /// The object with this uid is gone; its last state is the last one handed on.
-    Removed { uid: String, at: DateTime<Utc> },
+    Removed { uid: String, span: Span },
 }
 
 struct Pending {
@@ -179,13 +218,16 @@ struct Pending {
 pub struct Sequencer {
     held: Vec<(Instant, Written)>,
     /// Removals known by uid only: handed on after every state held with them.
-    removed: Vec<(Instant, String, DateTime<Utc>)>,
+    removed: Vec<(Instant, String, Span)>,
     /// Writes received and not completed yet, by audit ID.
     open: HashMap<String, Pending>,
     /// Writes whose outcome the log will never show: received when.
     unknown: Vec<(Key, DateTime<Utc>)>,
     /// The last resourceVersion handed on, per uid.
     last: HashMap<String, u64>,
+    /// States read back from etcd's history, by uid and resourceVersion: the log may still
+    /// write one of them late, when its write was slow rather than lost.
+    read_back: HashSet<(String, u64)>,
 }
 
 impl Sequencer {
@@ -205,9 +247,9 @@ impl Sequencer {
                 self.open.remove(&id);
                 self.held.extend(states.into_iter().map(|s| (read, s)));
             }
-            Line::Removed { id, uid, at } => {
+            Line::Removed { id, uid, span } => {
                 self.open.remove(&id);
-                self.removed.push((read, uid, at));
+                self.removed.push((read, uid, span));
             }
             Line::Failed { id, unknown } => {
                 if let Some(pending) = self.open.remove(&id)
@@ -218,6 +260,11 @@ impl Sequencer {
             }
             Line::Other => {}
         }
+    }
+
+    /// A state of the object with `uid` known from elsewhere, handed on in its place.
+    pub fn read_back(&mut self, uid: &str, resource_version: u64) {
+        self.read_back.insert((uid.to_string(), resource_version));
     }
 
     /// Whether states are still held.
@@ -251,9 +298,9 @@ impl Sequencer {
             .into_iter()
             .partition(|(read, _, _)| now.saturating_duration_since(*read) >= HOLD);
         self.removed = removed;
-        ordered.extend(gone.into_iter().map(|(_, uid, at)| {
+        ordered.extend(gone.into_iter().map(|(_, uid, span)| {
             self.last.insert(uid.clone(), u64::MAX);
-            Ordered::Removed { uid, at }
+            Ordered::Removed { uid, span }
         }));
         ordered
     }
@@ -263,10 +310,14 @@ impl Sequencer {
             .as_str()
             .unwrap_or_default()
             .to_string();
-        match self.last.get(&uid) {
+        let previous = self.last.get(&uid).copied();
+        match previous {
             // A write that changed nothing leaves the same version.
-            Some(&last) if last == written.resource_version => return None,
-            Some(&last) if last > written.resource_version => return Some(Ordered::Late(written)),
+            Some(last) if last == written.resource_version => return None,
+            Some(last) if last > written.resource_version => {
+                let known = self.read_back.remove(&(uid, written.resource_version));
+                return (!known).then_some(Ordered::Late(written));
+            }
             _ => {}
         }
         self.last.insert(uid, written.resource_version);
@@ -281,7 +332,11 @@ impl Sequencer {
         self.unknown
             .retain(|(k, received)| !(covers(k) && before(received)));
         let doubtful = open || self.unknown.len() < count;
-        Some(Ordered::State { written, doubtful })
+        Some(Ordered::State {
+            written,
+            doubtful,
+            previous,
+        })
     }
 }
 
@@ -305,6 +360,7 @@ mod tests {
                           "namespace": "ns", "name": "aw"},
             "responseStatus": {"code": code},
             "responseObject": object,
+            "requestReceivedTimestamp": "2026-12-03T08:00:00.000000Z",
             "stageTimestamp": "2026-12-03T08:00:00.000001Z",
         })
         .to_string()
@@ -419,6 +475,7 @@ mod tests {
             resource_version: rv,
             gone: false,
             at: base() + chrono::TimeDelta::milliseconds(at_ms),
+            received: base() + chrono::TimeDelta::milliseconds(at_ms - 1),
         }
     }
 
@@ -447,7 +504,9 @@ mod tests {
         ordered
             .into_iter()
             .map(|o| match o {
-                Ordered::State { written, doubtful } => (
+                Ordered::State {
+                    written, doubtful, ..
+                } => (
                     written.resource_version,
                     if doubtful { "doubtful" } else { "sure" },
                 ),
@@ -473,6 +532,22 @@ mod tests {
         s.push(wrote("d", written(10, 5)), t0 + HOLD * 2);
         assert_eq!(summary(s.ready(t0 + HOLD * 4)), [(10, "late")]);
         assert!(!s.holding());
+    }
+
+    #[test]
+    fn a_state_read_back_and_then_logged_late_is_not_late() {
+        let t0 = Instant::now();
+        let mut s = Sequencer::default();
+        s.push(wrote("b", written(12, 20)), t0);
+        assert_eq!(summary(s.ready(t0 + HOLD)), [(12, "sure")]);
+        s.read_back("u1", 11);
+        s.push(wrote("a", written(11, 10)), t0 + HOLD);
+        s.push(wrote("c", written(10, 5)), t0 + HOLD);
+        assert_eq!(
+            summary(s.ready(t0 + HOLD * 3)),
+            [(10, "late")],
+            "the state read back is dropped; another late one is still late"
+        );
     }
 
     #[test]

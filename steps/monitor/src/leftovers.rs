@@ -84,7 +84,7 @@ pub struct Leftover {
 
 impl Leftover {
     /// `object`, of the AppWrapper whose uid is `owner`.
-    fn of(kind: &str, object: &Value, owner: &str, mut notes: Vec<String>) -> Leftover {
+    pub(crate) fn of(kind: &str, object: &Value, owner: &str, mut notes: Vec<String>) -> Leftover {
         let meta = &object["metadata"];
         if !meta["deletionTimestamp"].is_null() {
             notes.push("terminating".into());
@@ -272,6 +272,25 @@ pub fn judge(release: &Release, left: &[Leftover], now: Option<&Value>) -> Optio
         "{} while {which} still exist: {}",
         release.promise,
         left.join(", ")
+    ))
+}
+
+/// The verdict on a promise, given what the audit log shows existed when it was written and
+/// has been removed since (what it shows as still there is left to a read, [`check`]).
+pub fn judge_logged(release: &Release, existed: &[Leftover]) -> Option<String> {
+    let existed: Vec<String> = existed
+        .iter()
+        .filter(|l| release.promise != Promise::RemovedPastFinalizer || !l.owned)
+        .map(ToString::to_string)
+        .collect();
+    if existed.is_empty() {
+        return None;
+    }
+    Some(format!(
+        "{} while these existed (the audit log shows them created before that write and \
+         removed after it): {}",
+        release.promise,
+        existed.join(", ")
     ))
 }
 

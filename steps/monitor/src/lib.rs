@@ -5,14 +5,18 @@
 //! against the condition rules of its phase, each change against the phase
 //! graph and the condition timestamps, and each release (`ResourcesDeployed` or
 //! `QuotaReserved` leaving True, or the AppWrapper disappearing while deployed) against what
-//! is left of the workload. A re-list of the watch may skip states: a change that one step
-//! does not explain is then a violation too, since the states in between went unchecked (see
+//! of the workload existed when it was written ([`audit_objects`]) or is left of it when the
+//! log cannot tell ([`leftovers`]); `feed` runs both. A re-list of the watch may skip
+//! states: a change that one step does not explain is then a violation too, since the states in between went unchecked (see
 //! [`tracker`]); a watch error alone loses nothing, as the watch resumes from its last
 //! resourceVersion or re-lists. Violations are kept per namespace, so that the scenario owning
 //! the namespace fails; the phase changes seen feed the coverage picture of the report, and
 //! the observed states over time (bounded) the timelines of its scenario pages.
 
 pub mod audit_log;
+pub mod audit_objects;
+pub mod etcd_history;
+mod feed;
 pub mod findings;
 pub mod follow;
 pub mod graph;
@@ -20,6 +24,7 @@ pub mod history;
 pub mod leftovers;
 pub mod rules;
 pub mod tracker;
+pub mod written_states;
 
 use std::collections::{BTreeSet, HashMap};
 use std::path::PathBuf;
@@ -28,15 +33,11 @@ use std::time::{Duration, Instant};
 
 use appwrapper_controller::api::Phase;
 use chrono::{DateTime, Utc};
-use futures::StreamExt as _;
-use kube::api::{Api, DynamicObject};
-use kube::runtime::{WatchStreamExt as _, watcher};
 use tokio::task::JoinHandle;
 
 pub use findings::{Transition, TransitionKind, Violation};
 use history::{AppWrapperHistory, History};
 use leftovers::Release;
-use rules::Snapshot;
 use tracker::{Event, Findings, Tracker};
 
 /// How long a failed lookup of a release check waits before it is tried again.
@@ -61,16 +62,21 @@ pub struct EdgeCoverage {
 pub enum Source {
     /// A watch: a re-list after an outage skips the states in between.
     Watch,
-    /// The API server's audit log at this path, with every AppWrapper write's response
-    /// object (see `clusters::providers::local::audit`).
-    AuditLog(PathBuf),
+    /// The API server's audit log at `log`, with every AppWrapper write's response object
+    /// (see `clusters::providers::local::audit`), and where awconf started that API server's
+    /// etcd, its URL: the states of a write the log never finished (the API server killed
+    /// between storing and logging it) are read back from etcd's history
+    /// ([`etcd_history`]).
+    AuditLog { log: PathBuf, etcd: Option<String> },
 }
 
 impl std::fmt::Display for Source {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {
             Source::Watch => write!(f, "a watch on AppWrappers"),
-            Source::AuditLog(path) => write!(f, "the API server's audit log ({})", path.display()),
+            Source::AuditLog { log, .. } => {
+                write!(f, "the API server's audit log ({})", log.display())
+            }
         }
     }
 }
@@ -87,6 +93,10 @@ struct State {
     watch_errors: usize,
     /// When the audit log was last read to its end with nothing held back.
     log_read_at: Option<DateTime<Utc>>,
+    /// The lives of pods and wrapped objects, from the audit log.
+    objects: audit_objects::ObjectLog,
+    releases: ReleaseChecks,
+    written: written_states::WrittenStates,
     /// What other monitors (scenarios' own clusters') could not check.
     absorbed_unchecked: usize,
 }
@@ -114,6 +124,25 @@ impl State {
     }
 }
 
+/// How many releases were judged from the audit log alone, and how many by reading the
+/// cluster (a watch's, or those the log could not settle).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct ReleaseChecks {
+    pub from_log: usize,
+    pub read: usize,
+}
+
+impl std::fmt::Display for ReleaseChecks {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "{} of {} releases judged from the log alone",
+            self.from_log,
+            self.from_log + self.read
+        )
+    }
+}
+
 pub struct Monitor {
     state: Arc<Mutex<State>>,
     task: JoinHandle<()>,
@@ -137,10 +166,13 @@ impl Monitor {
     ) -> anyhow::Result<Monitor> {
         let state = Arc::new(Mutex::new(State::default()));
         let task = match &source {
-            Source::Watch => tokio::spawn(watch(client, Arc::clone(&state))),
-            Source::AuditLog(path) => {
-                tokio::spawn(read_log(client, path.clone(), Arc::clone(&state)))
-            }
+            Source::Watch => tokio::spawn(feed::watch(client, Arc::clone(&state))),
+            Source::AuditLog { log, etcd } => tokio::spawn(feed::read_log(
+                client,
+                log.clone(),
+                etcd.as_deref().map(etcd_history::Etcd::new),
+                Arc::clone(&state),
+            )),
         };
         let monitor = Monitor {
             state,
@@ -176,6 +208,11 @@ impl Monitor {
     pub fn unchecked_count(&self) -> usize {
         let st = lock(&self.state);
         st.violations.iter().filter(|v| v.is_unchecked()).count() + st.absorbed_unchecked
+    }
+
+    /// How the releases were checked.
+    pub fn release_checks(&self) -> ReleaseChecks {
+        lock(&self.state).releases
     }
 
     pub fn stop(&self) {
@@ -219,7 +256,22 @@ impl Monitor {
     }
 
     pub fn take_history(&self, namespace: &str) -> Vec<AppWrapperHistory> {
-        lock(&self.state).history.take(namespace)
+        let mut st = lock(&self.state);
+        st.written.forget(namespace);
+        st.history.take(namespace)
+    }
+
+    /// The last states the AppWrapper's writes left, oldest first, each with when its write
+    /// was made; `None` when the monitor watches, and so cannot tell when a write was made.
+    pub fn written_states(
+        &self,
+        namespace: &str,
+        name: &str,
+    ) -> Option<Vec<(audit_log::Span, serde_json::Value)>> {
+        match self.source {
+            Source::AuditLog { .. } => Some(lock(&self.state).written.of(namespace, name)),
+            Source::Watch => None,
+        }
     }
 
     /// Whether the AppWrapper was seen taking the edge `from → to` directly (a change
@@ -249,7 +301,7 @@ impl Monitor {
     pub async fn settle(&self, namespace: &str, timeout: Duration) {
         let deadline = Instant::now() + timeout;
         let called = Utc::now();
-        if matches!(self.source, Source::AuditLog(_)) {
+        if matches!(self.source, Source::AuditLog { .. }) {
             while lock(&self.state).log_read_at.is_none_or(|at| at < called)
                 && Instant::now() < deadline
             {
@@ -289,9 +341,12 @@ impl Monitor {
     pub fn absorb(&self, other: &Monitor) {
         let taken = std::mem::take(&mut lock(&other.state).transitions);
         let unchecked = other.unchecked_count();
+        let releases = other.release_checks();
         let mut st = lock(&self.state);
         st.transitions.extend(taken);
         st.absorbed_unchecked += unchecked;
+        st.releases.from_log += releases.from_log;
+        st.releases.read += releases.read;
     }
 
     /// Every edge of the diagram, and any other change seen, with how often it was taken.
@@ -363,178 +418,6 @@ fn coverage(transitions: &[Transition]) -> Vec<EdgeCoverage> {
         }
     }
     edges
-}
-
-async fn watch(client: kube::Client, state: Arc<Mutex<State>>) {
-    let api: Api<DynamicObject> = Api::all_with(client.clone(), &objects::appwrapper_resource());
-    // The latency probes' AppWrappers are the harness's own, outside every scenario.
-    let without_probes = format!("!{}", objects::PROBE_LABEL);
-    let mut events = watcher(api, watcher::Config::default().labels(&without_probes))
-        .default_backoff()
-        .boxed();
-    while let Some(event) = events.next().await {
-        let event = match event {
-            Ok(watcher::Event::Init) => Event::ListStarted,
-            Ok(watcher::Event::InitApply(object)) => match snapshot(&state, &object) {
-                Some(s) => Event::Listed(s),
-                None => continue,
-            },
-            Ok(watcher::Event::Apply(object)) => match snapshot(&state, &object) {
-                Some(s) => Event::Changed(s),
-                None => continue,
-            },
-            Ok(watcher::Event::Delete(object)) => match snapshot(&state, &object) {
-                Some(s) => Event::Deleted(s),
-                None => continue,
-            },
-            Ok(watcher::Event::InitDone) => {
-                lock(&state).synced = true;
-                Event::ListDone
-            }
-            Err(e) => {
-                tracing::warn!("AppWrapper watch: {e}");
-                lock(&state).watch_errors += 1;
-                continue;
-            }
-        };
-        apply(&client, &state, event, Utc::now());
-    }
-}
-
-/// Feeds one event to the tracker, and starts a check of each release it finds.
-fn apply(client: &kube::Client, state: &Arc<Mutex<State>>, event: Event, at: DateTime<Utc>) {
-    let releases = {
-        let mut st = lock(state);
-        st.remember(&event, at);
-        let findings = st.tracker.apply(event, at);
-        st.record(findings)
-    };
-    for release in releases {
-        if release.promise == leftovers::Promise::RemovedPastFinalizer {
-            tracing::warn!(
-                namespace = %release.state.namespace,
-                appwrapper = %release.state.name,
-                "the API server removed the AppWrapper past its finalizer \
-                 (kubernetes/kubernetes#77988); what it owns is the garbage collector's"
-            );
-        }
-        tokio::spawn(check_release(client.clone(), Arc::clone(state), release));
-    }
-}
-
-/// Reads every AppWrapper write from the audit log at `path`, in resourceVersion order, for
-/// the whole run.
-async fn read_log(client: kube::Client, path: PathBuf, state: Arc<Mutex<State>>) {
-    let mut follower = follow::Follower::new(&path);
-    let mut sequencer = audit_log::Sequencer::default();
-    // When the end of the log was reached: all it held then is handed on a hold later.
-    let mut ends: std::collections::VecDeque<(DateTime<Utc>, Instant)> = Default::default();
-    loop {
-        let at_end = match follower.next().await {
-            Ok(follow::Read::Line(line)) => {
-                sequencer.push(audit_log::parse(&line), Instant::now());
-                false
-            }
-            Ok(follow::Read::End) => true,
-            Err(e) => {
-                tracing::warn!("reading the audit log {}: {e}", path.display());
-                lock(&state).watch_errors += 1;
-                true
-            }
-        };
-        let now = Instant::now();
-        for ordered in sequencer.ready(now) {
-            let (event, at) = match ordered {
-                audit_log::Ordered::State { written, doubtful } => {
-                    let Some(snapshot) = scenario_state(&state, &written) else {
-                        continue;
-                    };
-                    let event = Event::Logged {
-                        state: snapshot,
-                        gone: written.gone,
-                        doubtful,
-                    };
-                    (event, written.at)
-                }
-                audit_log::Ordered::Removed { uid, at } => (Event::Vanished(uid), at),
-                audit_log::Ordered::Late(written) => match scenario_state(&state, &written) {
-                    Some(snapshot) => (Event::OutOfOrder(snapshot), written.at),
-                    None => continue,
-                },
-            };
-            apply(&client, &state, event, at);
-        }
-        if at_end {
-            ends.push_back((Utc::now(), Instant::now()));
-            let mut read_at = None;
-            while let Some(&(at, instant)) = ends.front()
-                && (now.saturating_duration_since(instant) >= audit_log::HOLD
-                    || !sequencer.holding())
-            {
-                read_at = Some(at);
-                ends.pop_front();
-            }
-            {
-                let mut st = lock(&state);
-                st.synced = true;
-                if read_at.is_some() {
-                    st.log_read_at = read_at;
-                }
-            }
-            tokio::time::sleep(follow::POLL).await;
-        }
-    }
-}
-
-/// The state a logged write left, unless it is one of the latency probes' AppWrappers (the
-/// harness's own, outside every scenario) or unreadable (a violation).
-fn scenario_state(state: &Mutex<State>, written: &audit_log::Written) -> Option<Snapshot> {
-    let probe = written.object["metadata"]["labels"]
-        .get(objects::PROBE_LABEL)
-        .is_some();
-    if probe {
-        return None;
-    }
-    snapshot_of(state, &written.object)
-}
-
-/// The state of an AppWrapper, or `None` (and a violation) when its status is unreadable.
-fn snapshot(state: &Mutex<State>, object: &DynamicObject) -> Option<Snapshot> {
-    snapshot_of(state, &objects::to_value(object))
-}
-
-fn snapshot_of(state: &Mutex<State>, value: &serde_json::Value) -> Option<Snapshot> {
-    match Snapshot::from_object(value) {
-        Ok(s) => Some(s),
-        Err(e) => {
-            let text = |v: &serde_json::Value| v.as_str().unwrap_or_default().to_string();
-            lock(state).violations.push(Violation {
-                namespace: text(&value["metadata"]["namespace"]),
-                name: text(&value["metadata"]["name"]),
-                message: format!("unreadable status: {e}"),
-                before: None,
-                after: objects::yaml::render_object(value),
-                at: Utc::now(),
-            });
-            None
-        }
-    }
-}
-
-async fn check_release(client: kube::Client, state: Arc<Mutex<State>>, release: Release) {
-    let found = leftovers::check(&client, &release, RETRY_PAUSE).await;
-    let mut st = lock(&state);
-    if let Some(message) = found {
-        st.violations.push(tracker::violation(
-            &release.state,
-            message,
-            release.before,
-            Utc::now(),
-        ));
-    }
-    if let Some(n) = st.pending.get_mut(&release.state.namespace) {
-        *n = n.saturating_sub(1);
-    }
 }
 
 #[cfg(test)]

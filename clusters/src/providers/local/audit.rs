@@ -1,10 +1,11 @@
 //! The API server's audit log: one JSON line per request at the Metadata level (who, what,
-//! when; no bodies), for measurements that count requests by client, and each write to an
-//! AppWrapper once more when it completes, with the object it left, for the invariant monitor,
-//! which reads every state of every AppWrapper from it. Written as each request completes
-//! (blocking mode), so that a killed API server loses no line of a write it answered. At
-//! [`Detail::Writes`] the writes to Kueue Workloads also log the object they left, to trace
-//! which write answers which.
+//! when; no bodies), for measurements that count requests by client, and, for the invariant
+//! monitor, each write to an AppWrapper once more when it completes, with the object it left,
+//! and the answer to each creation and deletion of anything but credentials and events and to
+//! each write to a pod, so that the monitor knows what of a workload existed at any write.
+//! Written as each request completes (blocking mode), so that a killed API server loses no
+//! line of a write it answered. At [`Detail::Writes`] the writes to Kueue Workloads also log
+//! the object they left, to trace which write answers which.
 
 use std::path::{Path, PathBuf};
 
@@ -13,7 +14,8 @@ pub enum Detail {
     /// Every request once, when it is received.
     Metadata,
     /// As [`Detail::Metadata`], and each write to an AppWrapper once more when it completes,
-    /// with the object it left.
+    /// with the object it left, and the answers that tell when objects were created and
+    /// removed.
     #[default]
     AppWrapperWrites,
     /// As [`Detail::AppWrapperWrites`], and the writes to Kueue Workloads as well.
@@ -31,7 +33,11 @@ rules:
 ";
 
 /// As [`METADATA`], with the objects each write (create, update, patch, delete,
-/// deletecollection) to these resources left logged once more when it completes.
+/// deletecollection) to these resources left logged once more when it completes; then the
+/// same for each create and delete of anything but what carries credentials (secrets, tokens
+/// and their reviews, config maps) or is written too often to be worth it (events, leases),
+/// and for each update and patch of a pod (one that takes away the last finalizer of a
+/// deleted pod removes it).
 fn writes_policy(resources: &str) -> String {
     format!(
         "apiVersion: audit.k8s.io/v1
@@ -42,6 +48,23 @@ rules:
   verbs: [create, update, patch, delete, deletecollection]
   resources:
 {resources}- level: Metadata
+  omitStages: [ResponseComplete]
+  resources:
+  - group: \"\"
+    resources: [secrets, configmaps, serviceaccounts/token, events]
+  - group: events.k8s.io
+  - group: authentication.k8s.io
+  - group: authorization.k8s.io
+  - group: certificates.k8s.io
+  - group: coordination.k8s.io
+- level: RequestResponse
+  verbs: [create, delete]
+- level: RequestResponse
+  verbs: [update, patch]
+  resources:
+  - group: \"\"
+    resources: [pods]
+- level: Metadata
   omitStages: [ResponseComplete]
 "
     )
@@ -137,8 +160,32 @@ mod tests {
             .map(|r| r["group"].as_str().unwrap())
             .collect();
         assert_eq!(groups, expected);
-        assert_eq!(policy["rules"][1], parsed(Detail::Metadata)["rules"][0]);
+        let rules = policy["rules"].as_array().unwrap();
+        assert_eq!(rules.last(), Some(&parsed(Detail::Metadata)["rules"][0]));
         assert!(logs_appwrapper_writes(detail));
         assert!(!logs_appwrapper_writes(Detail::Metadata));
+    }
+
+    /// First match wins: credentials are excluded before the rule that logs every creation.
+    #[test]
+    fn no_credential_is_ever_logged_with_its_body() {
+        let policy = parsed(Detail::AppWrapperWrites);
+        let rules = policy["rules"].as_array().unwrap();
+        let excluded = &rules[1];
+        assert_eq!(excluded["level"], "Metadata");
+        let core = excluded["resources"][0]["resources"].as_array().unwrap();
+        for secret in ["secrets", "configmaps", "serviceaccounts/token"] {
+            assert!(core.contains(&secret.into()), "{secret}");
+        }
+        let groups: Vec<&str> = excluded["resources"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|r| r["group"].as_str().unwrap())
+            .collect();
+        assert!(groups.contains(&"authentication.k8s.io"));
+        assert!(groups.contains(&"certificates.k8s.io"));
+        assert_eq!(rules[2]["level"], "RequestResponse");
+        assert!(rules[2].get("resources").is_none(), "every other creation");
     }
 }

@@ -425,6 +425,11 @@ impl LocalCluster {
             .then(|| self.audit_log_path())
     }
 
+    /// Where etcd answers clients (plain HTTP on the loopback).
+    pub fn etcd_url(&self) -> String {
+        format!("http://127.0.0.1:{}", self.ports.etcd)
+    }
+
     pub fn log_path(&self, component: &str) -> PathBuf {
         self.work_dir.join("logs").join(format!("{component}.log"))
     }

@@ -93,10 +93,11 @@ impl SuiteOptions {
             .unwrap_or_else(|| self.report_dir.join("junit.xml"))
     }
 
-    /// The monitor's source on a cluster whose audit log, if it has one, is `log`.
-    pub fn monitor_source(&self, log: Option<PathBuf>) -> monitor::Source {
+    /// The monitor's source on a cluster whose audit log, if it has one, is `log`, and whose
+    /// etcd, where awconf started it, answers at `etcd`.
+    pub fn monitor_source(&self, log: Option<PathBuf>, etcd: Option<String>) -> monitor::Source {
         match log {
-            Some(path) if self.monitor_from_log => monitor::Source::AuditLog(path),
+            Some(log) if self.monitor_from_log => monitor::Source::AuditLog { log, etcd },
             _ => monitor::Source::Watch,
         }
     }
