@@ -15,8 +15,11 @@
 //! stored (truncated) time with its clock, so "not before N seconds" holds exactly; "not after
 //! M seconds" is given one more second for the truncation, and the run's slack for a busy
 //! stand ([`crate::latency`], measured when the run starts). A polled change is only known to
-//! lie between the last read that did not see it and the first that did: a step fails only
-//! when that whole interval is outside the window.
+//! lie between the last read that did not see it and the first that did; where the monitor
+//! reads the audit log, a change of the AppWrapper is also known to lie between the receipt of
+//! the last write that left it otherwise and the completion of the write that made it so, so
+//! that a step that began late still places it. A step fails only when that whole interval
+//! is outside the window.
 
 use appwrapper_controller::api::Phase;
 use chrono::{DateTime, Utc};
@@ -273,16 +276,22 @@ fn window_of(
 /// Looks until `look` finds what it expects, and places that change in `window` after `since`;
 /// returns when it was seen, in seconds after `since`. `Check::NotYet` carries what was seen,
 /// `Check::Never` ends the wait at once; a read error is tried again until the window is over.
-async fn arrives<L>(
+///
+/// `written` tells, where the audit log can, between which two moments the change was written
+/// (the API server's clock); those bounds narrow the poll's, so that a step that began late, on
+/// a busy machine, still places a change it found already made.
+async fn arrives<L, T>(
     w: &AwWorld,
     name: &str,
     what: &str,
     since: Moment,
     window: Window,
     mut look: L,
+    mut written: T,
 ) -> anyhow::Result<f64>
 where
     L: AsyncFnMut() -> anyhow::Result<Check<()>>,
+    T: AsyncFnMut() -> Option<(DateTime<Utc>, DateTime<Utc>)>,
 {
     let origin = moment(w, name, since, window.to).await?;
     let context = |problem: String| {
@@ -298,7 +307,12 @@ where
         let started = seconds_between(origin, Utc::now());
         match look().await {
             Ok(Check::Done(())) => {
-                let by = seconds_between(origin, Utc::now());
+                let mut by = seconds_between(origin, Utc::now());
+                if let Some((after, before)) = written().await {
+                    let after = seconds_between(origin, after);
+                    last_miss = Some(last_miss.map_or(after, |miss| miss.max(after)));
+                    by = by.min(seconds_between(origin, before));
+                }
                 return window
                     .place(last_miss, by, late_slack(by))
                     .map(|()| by)
@@ -330,16 +344,60 @@ async fn appwrapper_arrives<J>(
 where
     J: Fn(&Value) -> Result<(), String>,
 {
-    arrives(w, name, what, since, window, async || {
+    let seen = std::cell::Cell::new(0u64);
+    let look = async || {
         Ok(match w.appwrapper(name).await? {
             Some(aw) => match judge(&aw) {
-                Ok(()) => Check::Done(()),
+                Ok(()) => {
+                    seen.set(resource_version(&aw));
+                    Check::Done(())
+                }
                 Err(diff) => Check::NotYet(diff),
             },
             None => Check::Never("the AppWrapper is gone".into()),
         })
-    })
-    .await
+    };
+    let written = async || written_change(w, name, seen.get(), &judge).await;
+    arrives(w, name, what, since, window, look, written).await
+}
+
+fn resource_version(aw: &Value) -> u64 {
+    aw["metadata"]["resourceVersion"]
+        .as_str()
+        .and_then(|rv| rv.parse().ok())
+        .unwrap_or(0)
+}
+
+/// How long the audit log may take to hand on the state a step has just read.
+const LOG_CATCH_UP: std::time::Duration = std::time::Duration::from_secs(3);
+
+/// When the AppWrapper came to be as `judge` accepts, for the state of resourceVersion `seen`,
+/// from the writes the monitor read in the audit log; `None` where the monitor watches, or
+/// when the states it kept cannot tell.
+async fn written_change<J>(
+    w: &AwWorld,
+    name: &str,
+    seen: u64,
+    judge: &J,
+) -> Option<(DateTime<Utc>, DateTime<Utc>)>
+where
+    J: Fn(&Value) -> Result<(), String>,
+{
+    let deadline = std::time::Instant::now() + LOG_CATCH_UP;
+    loop {
+        let states = w.monitor().written_states(&w.ns, name)?;
+        if states.iter().any(|(_, s)| resource_version(s) >= seen) {
+            let upto: Vec<_> = states
+                .into_iter()
+                .filter(|(_, s)| resource_version(s) <= seen)
+                .collect();
+            return crate::monitor::written_states::change(&upto, |s| judge(s).is_ok());
+        }
+        if std::time::Instant::now() > deadline {
+            return None;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+    }
 }
 
 #[then(expr = "{subject} reaches phase {word} between {int} and {int} seconds after it {moment}")]
@@ -412,19 +470,28 @@ async fn pods_gone_between(
     let (name, window) = window_of(w, &subject, from, to)?;
     let (client, ns, aw) = (&w.client, w.ns.as_str(), name.as_str());
     let mut watched: Option<Vec<String>> = None;
-    let seen = arrives(w, &name, "no pod left", since, window, async || {
-        let pods = objects::pods_of(client, ns, aw).await?;
-        let uids = watched.get_or_insert_with(|| pods.iter().filter_map(uid).collect());
-        let left: Vec<Pod> = pods
-            .into_iter()
-            .filter(|p| uid(p).is_some_and(|u| uids.contains(&u)))
-            .collect();
-        Ok(if left.is_empty() {
-            Check::Done(())
-        } else {
-            Check::NotYet(describe(&left))
-        })
-    })
+    let no_log = async || None;
+    let seen = arrives(
+        w,
+        &name,
+        "no pod left",
+        since,
+        window,
+        async || {
+            let pods = objects::pods_of(client, ns, aw).await?;
+            let uids = watched.get_or_insert_with(|| pods.iter().filter_map(uid).collect());
+            let left: Vec<Pod> = pods
+                .into_iter()
+                .filter(|p| uid(p).is_some_and(|u| uids.contains(&u)))
+                .collect();
+            Ok(if left.is_empty() {
+                Check::Done(())
+            } else {
+                Check::NotYet(describe(&left))
+            })
+        },
+        no_log,
+    )
     .await?;
     w.note(format!(
         "the pods of {name} were gone {seen:.1}s after it {}",
