@@ -116,28 +116,7 @@ fn last_message(monitor: &Monitor) -> Option<String> {
 #[tokio::test]
 async fn a_state_forged_and_taken_back_during_an_outage_is_refused_from_the_audit_log() {
     let (mut cluster, log, client) = cluster_with_crd().await;
-    let upstream = format!(
-        "127.0.0.1:{}",
-        server_port(clusters::Cluster::kubeconfig(&cluster))
-    );
-    let proxy = Proxy::start(upstream).await;
-    let watched = Monitor::start(
-        client_through(&cluster, Some(&proxy)).await,
-        Source::Watch,
-        Duration::from_secs(30),
-    )
-    .await
-    .unwrap();
-    let logged = Monitor::start(
-        client.clone(),
-        Source::AuditLog {
-            log,
-            etcd: Some(cluster.etcd_url()),
-        },
-        Duration::from_secs(30),
-    )
-    .await
-    .unwrap();
+    let (proxy, watched, logged) = watched_and_logged(&cluster, log, &client).await;
 
     let api = namespace_and_appwrapper(&client).await;
     write_status(&api, status("Suspended", "False", "before")).await;
@@ -267,28 +246,7 @@ fn deployed(phase: &str, deployed: &str) -> Value {
 async fn a_pod_there_at_a_release_and_gone_before_any_read_is_refused_from_the_audit_log() {
     const RELEASE: &str = "ResourcesDeployed and QuotaReserved stopped being True";
     let (cluster, log, client) = cluster_with_crd().await;
-    let upstream = format!(
-        "127.0.0.1:{}",
-        server_port(clusters::Cluster::kubeconfig(&cluster))
-    );
-    let proxy = Proxy::start(upstream).await;
-    let watched = Monitor::start(
-        client_through(&cluster, Some(&proxy)).await,
-        Source::Watch,
-        Duration::from_secs(30),
-    )
-    .await
-    .unwrap();
-    let logged = Monitor::start(
-        client.clone(),
-        Source::AuditLog {
-            log,
-            etcd: Some(cluster.etcd_url()),
-        },
-        Duration::from_secs(30),
-    )
-    .await
-    .unwrap();
+    let (proxy, watched, logged) = watched_and_logged(&cluster, log, &client).await;
 
     let api = namespace_and_appwrapper(&client).await;
     write_status(&api, deployed("Running", "True")).await;
@@ -339,6 +297,38 @@ async fn a_pod_there_at_a_release_and_gone_before_any_read_is_refused_from_the_a
 }
 
 /// A local cluster with no node and the AppWrapper CRD, its audit log, and a client.
+/// A monitor that watches through a proxy the test controls, and one that reads the audit log
+/// (and etcd) directly; the proxy lives as long as the watch needs it.
+async fn watched_and_logged(
+    cluster: &LocalCluster,
+    log: std::path::PathBuf,
+    client: &kube::Client,
+) -> (Proxy, Monitor, Monitor) {
+    let upstream = format!(
+        "127.0.0.1:{}",
+        server_port(clusters::Cluster::kubeconfig(cluster))
+    );
+    let proxy = Proxy::start(upstream).await;
+    let watched = Monitor::start(
+        client_through(cluster, Some(&proxy)).await,
+        Source::Watch,
+        Duration::from_secs(30),
+    )
+    .await
+    .unwrap();
+    let logged = Monitor::start(
+        client.clone(),
+        Source::AuditLog {
+            log,
+            etcd: Some(cluster.etcd_url()),
+        },
+        Duration::from_secs(30),
+    )
+    .await
+    .unwrap();
+    (proxy, watched, logged)
+}
+
 async fn cluster_with_crd() -> (LocalCluster, std::path::PathBuf, kube::Client) {
     let cluster = LocalCluster::up(LocalOptions {
         nodes: 0,

@@ -306,6 +306,8 @@ async fn check_release(
             let unchecked = read
                 .as_deref()
                 .is_some_and(|m| m.starts_with(findings::NOT_CHECKED));
+            // Judged again: a removal made after the release may have reached the log while
+            // the cluster was read.
             match logged() {
                 Some(Verdict::Existed(existed)) if read.is_none() || unchecked => {
                     leftovers::judge_logged(&release, &removed_after(&existed)).or(read)

@@ -6,12 +6,13 @@
 //! graph and the condition timestamps, and each release (`ResourcesDeployed` or
 //! `QuotaReserved` leaving True, or the AppWrapper disappearing while deployed) against what
 //! of the workload existed when it was written ([`audit_objects`]) or is left of it when the
-//! log cannot tell ([`leftovers`]); `feed` runs both. A re-list of the watch may skip
-//! states: a change that one step does not explain is then a violation too, since the states in between went unchecked (see
-//! [`tracker`]); a watch error alone loses nothing, as the watch resumes from its last
-//! resourceVersion or re-lists. Violations are kept per namespace, so that the scenario owning
-//! the namespace fails; the phase changes seen feed the coverage picture of the report, and
-//! the observed states over time (bounded) the timelines of its scenario pages.
+//! log cannot tell ([`leftovers`]); `feed` runs both. A re-list of the watch may skip states:
+//! a change that one step does not explain is then a violation too, since the states in
+//! between went unchecked (see [`tracker`]); a watch error alone loses nothing, as the watch
+//! resumes from its last resourceVersion or re-lists. Violations are kept per namespace, so
+//! that the scenario owning the namespace fails; the phase changes seen feed the coverage
+//! picture of the report, and the observed states over time (bounded) the timelines of its
+//! scenario pages.
 
 pub mod audit_log;
 pub mod audit_objects;

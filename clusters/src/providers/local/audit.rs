@@ -153,17 +153,22 @@ mod tests {
                 .contains(&"deletecollection".into()),
             "a namespace's deletion removes its AppWrappers with one request"
         );
-        let groups: Vec<&str> = first["resources"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .map(|r| r["group"].as_str().unwrap())
-            .collect();
+        let groups = groups_of(first);
         assert_eq!(groups, expected);
         let rules = policy["rules"].as_array().unwrap();
         assert_eq!(rules.last(), Some(&parsed(Detail::Metadata)["rules"][0]));
         assert!(logs_appwrapper_writes(detail));
         assert!(!logs_appwrapper_writes(Detail::Metadata));
+    }
+
+    /// The API groups a policy rule names, in order.
+    fn groups_of(rule: &serde_json::Value) -> Vec<&str> {
+        rule["resources"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|r| r["group"].as_str().unwrap())
+            .collect()
     }
 
     /// First match wins: credentials are excluded before the rule that logs every creation.
@@ -177,12 +182,7 @@ mod tests {
         for secret in ["secrets", "configmaps", "serviceaccounts/token"] {
             assert!(core.contains(&secret.into()), "{secret}");
         }
-        let groups: Vec<&str> = excluded["resources"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .map(|r| r["group"].as_str().unwrap())
-            .collect();
+        let groups = groups_of(excluded);
         assert!(groups.contains(&"authentication.k8s.io"));
         assert!(groups.contains(&"certificates.k8s.io"));
         assert_eq!(rules[2]["level"], "RequestResponse");
