@@ -6,7 +6,9 @@
 //!
 //! The log is written as requests complete, so two writes to one object may land in it out of
 //! the order etcd committed them; the sequencer holds each state a moment before it hands it
-//! on, sorted by resourceVersion. A write that ended in a server error, or that the API
+//! on, sorted by resourceVersion, and longer while a write to its object that was received
+//! before it completed has not completed in the log: in blocking mode the log has that write's
+//! RequestReceived line before the later write's ResponseComplete, however loaded the machine. A write that ended in a server error, or that the API
 //! server never finished (it was killed), may or may not have been committed: the next state
 //! of its object is marked doubtful, so that states it may have left count as unchecked
 //! rather than as skipped by the controller.
@@ -186,6 +188,12 @@ pub fn time(value: &Value) -> Option<DateTime<Utc>> {
 /// How long a state is held for an earlier one to catch up with it in the log.
 pub const HOLD: Duration = Duration::from_millis(500);
 
+/// How long a state is held at most while a write to its object, received before it completed,
+/// has no outcome in the log yet: on a loaded machine the log writes a completion seconds after
+/// a later one's. After that the state goes on, doubtful (a scenario's end waits 15 s for the
+/// log).
+pub const OPEN_HOLD: Duration = Duration::from_secs(10);
+
 /// A write received this long ago and never completed in the log died with the API server
 /// (requests time out after a minute).
 pub const ABANDONED: Duration = Duration::from_secs(70);
@@ -272,7 +280,15 @@ impl Sequencer {
         !self.held.is_empty() || !self.removed.is_empty()
     }
 
-    /// The states read at least [`HOLD`] before `now`, in resourceVersion order.
+    /// Whether a state or removal read at or before `instant` is still held.
+    pub fn holds_read_before(&self, instant: Instant) -> bool {
+        self.held.iter().any(|(read, _)| *read <= instant)
+            || self.removed.iter().any(|(read, _, _)| *read <= instant)
+    }
+
+    /// The states read at least [`HOLD`] before `now`, in resourceVersion order; but none of an
+    /// object while one of its states waits, up to [`OPEN_HOLD`], for a write received before
+    /// it completed.
     pub fn ready(&mut self, now: Instant) -> Vec<Ordered> {
         let abandoned: Vec<String> = self
             .open
@@ -285,9 +301,20 @@ impl Sequencer {
                 self.unknown.push((p.key, p.received));
             }
         }
+        let waiting: HashSet<&str> = self
+            .held
+            .iter()
+            .filter(|(read, written)| {
+                now.saturating_duration_since(*read) < OPEN_HOLD && open_before(&self.open, written)
+            })
+            .map(|(_, written)| uid_of(written))
+            .collect();
+        let waiting: HashSet<String> = waiting.into_iter().map(str::to_string).collect();
         let (mut ready, held): (Vec<_>, Vec<_>) = std::mem::take(&mut self.held)
             .into_iter()
-            .partition(|(read, _)| now.saturating_duration_since(*read) >= HOLD);
+            .partition(|(read, written)| {
+                now.saturating_duration_since(*read) >= HOLD && !waiting.contains(uid_of(written))
+            });
         self.held = held;
         ready.sort_by_key(|(_, w)| w.resource_version);
         let mut ordered: Vec<Ordered> = ready
@@ -296,7 +323,9 @@ impl Sequencer {
             .collect();
         let (gone, removed): (Vec<_>, Vec<_>) = std::mem::take(&mut self.removed)
             .into_iter()
-            .partition(|(read, _, _)| now.saturating_duration_since(*read) >= HOLD);
+            .partition(|(read, uid, _)| {
+                now.saturating_duration_since(*read) >= HOLD && !waiting.contains(uid)
+            });
         self.removed = removed;
         ordered.extend(gone.into_iter().map(|(_, uid, span)| {
             self.last.insert(uid.clone(), u64::MAX);
@@ -306,10 +335,7 @@ impl Sequencer {
     }
 
     fn order(&mut self, written: Written) -> Option<Ordered> {
-        let uid = written.object["metadata"]["uid"]
-            .as_str()
-            .unwrap_or_default()
-            .to_string();
+        let uid = uid_of(&written).to_string();
         let previous = self.last.get(&uid).copied();
         match previous {
             // A write that changed nothing leaves the same version.
@@ -322,15 +348,10 @@ impl Sequencer {
         }
         self.last.insert(uid, written.resource_version);
         let key = key_of(&written.object);
-        let covers = |k: &Key| k.0 == key.0 && (k.1.is_empty() || k.1 == key.1);
-        let before = |received: &DateTime<Utc>| *received < written.at;
-        let open = self
-            .open
-            .values()
-            .any(|p| covers(&p.key) && before(&p.received));
+        let open = open_before(&self.open, &written);
         let count = self.unknown.len();
         self.unknown
-            .retain(|(k, received)| !(covers(k) && before(received)));
+            .retain(|(k, received)| !(covers(k, &key) && *received < written.at));
         let doubtful = open || self.unknown.len() < count;
         Some(Ordered::State {
             written,
@@ -338,6 +359,25 @@ impl Sequencer {
             previous,
         })
     }
+}
+
+/// Whether a write to `written`'s object (or its namespace) was received before `written`
+/// completed and has no outcome in the log yet.
+fn open_before(open: &HashMap<String, Pending>, written: &Written) -> bool {
+    let key = key_of(&written.object);
+    open.values()
+        .any(|p| covers(&p.key, &key) && p.received < written.at)
+}
+
+/// Whether a write to `write` reaches the object `object` (an empty name: the namespace).
+fn covers(write: &Key, object: &Key) -> bool {
+    write.0 == object.0 && (write.1.is_empty() || write.1 == object.1)
+}
+
+fn uid_of(written: &Written) -> &str {
+    written.object["metadata"]["uid"]
+        .as_str()
+        .unwrap_or_default()
 }
 
 fn key_of(object: &Value) -> Key {
@@ -585,8 +625,13 @@ mod tests {
         let mut s = Sequencer::default();
         s.push(received("killed", 0), t0);
         s.push(wrote("next", written(30, 100)), t0);
+        assert!(
+            s.ready(t0 + HOLD).is_empty(),
+            "held while the earlier write may still be logged"
+        );
+        assert!(s.holds_read_before(t0));
         assert_eq!(
-            summary(s.ready(t0 + HOLD)),
+            summary(s.ready(t0 + OPEN_HOLD)),
             [(30, "doubtful")],
             "still open when the state is handed on"
         );
@@ -596,5 +641,61 @@ mod tests {
             [(31, "doubtful")],
             "abandoned: its outcome is unknown"
         );
+    }
+
+    #[test]
+    fn a_state_waits_for_a_write_received_before_it_completed_however_late_its_line() {
+        let t0 = Instant::now();
+        let mut s = Sequencer::default();
+        s.push(received("slow", 0), t0);
+        s.push(received("fast", 5), t0);
+        s.push(wrote("fast", written(12, 20)), t0);
+        s.push(other_object(13, 20), t0);
+        assert_eq!(
+            summary(s.ready(t0 + HOLD * 4)),
+            [(13, "sure")],
+            "another object goes on; this one waits for the slow write"
+        );
+        s.push(wrote("slow", written(11, 10)), t0 + HOLD * 6);
+        assert_eq!(
+            summary(s.ready(t0 + HOLD * 7)),
+            [(11, "sure"), (12, "sure")],
+            "both in order once the slow write is logged, seconds after the fast one"
+        );
+        assert!(!s.holding());
+    }
+
+    #[test]
+    fn a_write_received_after_a_state_completed_does_not_hold_it() {
+        let t0 = Instant::now();
+        let mut s = Sequencer::default();
+        s.push(wrote("first", written(12, 20)), t0);
+        s.push(received("next", 30), t0);
+        assert_eq!(summary(s.ready(t0 + HOLD)), [(12, "sure")]);
+    }
+
+    #[test]
+    fn an_earlier_state_of_a_waiting_object_waits_with_it() {
+        let t0 = Instant::now();
+        let mut s = Sequencer::default();
+        s.push(wrote("early", written(12, 10)), t0);
+        s.push(received("slow", 15), t0);
+        s.push(wrote("late", written(14, 30)), t0);
+        assert!(
+            s.ready(t0 + HOLD * 2).is_empty(),
+            "the slow write may sit between them"
+        );
+        s.push(wrote("slow", written(13, 25)), t0 + HOLD * 3);
+        assert_eq!(
+            summary(s.ready(t0 + HOLD * 4)),
+            [(12, "sure"), (13, "sure"), (14, "sure")]
+        );
+    }
+
+    fn other_object(rv: u64, at_ms: i64) -> Line {
+        let mut w = written(rv, at_ms);
+        w.object["metadata"]["name"] = serde_json::json!("other");
+        w.object["metadata"]["uid"] = serde_json::json!("u2");
+        wrote("o", w)
     }
 }

@@ -97,7 +97,8 @@ pub(crate) async fn read_log(
 ) {
     let mut follower = follow::Follower::new(&path);
     let mut sequencer = audit_log::Sequencer::default();
-    // When the end of the log was reached: all it held then is handed on a hold later.
+    // When the end of the log was reached: all it held then is handed on once nothing read by
+    // then is held.
     let mut ends: std::collections::VecDeque<(DateTime<Utc>, Instant)> = Default::default();
     loop {
         let at_end = match follower.next().await {
@@ -155,9 +156,9 @@ pub(crate) async fn read_log(
         if at_end {
             ends.push_back((Utc::now(), Instant::now()));
             let mut read_at = None;
+            // Everything the log held when its end was reached at `instant` has been handed on.
             while let Some(&(at, instant)) = ends.front()
-                && (now.saturating_duration_since(instant) >= audit_log::HOLD
-                    || !sequencer.holding())
+                && !sequencer.holds_read_before(instant)
             {
                 read_at = Some(at);
                 ends.pop_front();
