@@ -50,7 +50,14 @@ pub async fn create_appwrapper(client: &kube::Client, object: &Value) -> anyhow:
     let params = PostParams::default();
     let created = webhook_retry::write(namespace, || api.create(&params, &aw))
         .await
-        .with_context(|| format!("creating AppWrapper\n{}", yaml::render(object)))?;
+        // The cause before the object, which is long.
+        .map_err(|e| {
+            anyhow::anyhow!(
+                "creating AppWrapper {namespace}/{}: {e:#}\n{}",
+                object["metadata"]["name"].as_str().unwrap_or_default(),
+                yaml::render(object)
+            )
+        })?;
     Ok(to_value(&created))
 }
 

@@ -1,6 +1,7 @@
 //! The admission webhooks as a user meets them: creations and updates that are tried (and may
 //! be refused with a field path), and a user whose Role limits what an AppWrapper may wrap.
 
+use super::outcome::Outcome;
 use std::time::Duration;
 
 use anyhow::Context as _;
@@ -55,19 +56,15 @@ async fn try_create(
 }
 
 #[when(expr = "I try to create {subject}")]
-async fn i_try_to_create(w: &mut AwWorld, subject: Subject) -> anyhow::Result<()> {
+async fn i_try_to_create(w: &mut AwWorld, subject: Subject) -> Outcome {
     let client = w.client.clone();
-    try_create(w, &subject, client, "the admin").await
+    Ok(try_create(w, &subject, client, "the admin").await?)
 }
 
 #[when(expr = "{quoted} tries to create {subject}")]
-async fn user_tries_to_create(
-    w: &mut AwWorld,
-    user: Quoted,
-    subject: Subject,
-) -> anyhow::Result<()> {
+async fn user_tries_to_create(w: &mut AwWorld, user: Quoted, subject: Subject) -> Outcome {
     let client = impersonating(w, &user).await?;
-    try_create(w, &subject, client, &user).await
+    Ok(try_create(w, &subject, client, &user).await?)
 }
 
 /// A client of the suite's admin acting as `user` (an authenticated user of no group).
@@ -87,7 +84,7 @@ async fn impersonating(w: &AwWorld, user: &str) -> anyhow::Result<kube::Client> 
 /// A Role in the scenario's namespace allowing Pods and AppWrappers but only reading
 /// Deployments, bound to `user`.
 #[given(regex = r#"^a user "([^"]+)" who may create Pods but not Deployments$"#)]
-async fn limited_user(w: &mut AwWorld, user: String) -> anyhow::Result<()> {
+async fn limited_user(w: &mut AwWorld, user: String) -> Outcome {
     let role: Role = serde_json::from_value(json!({
         "metadata": {"name": "pods-only"},
         "rules": [
@@ -210,12 +207,7 @@ fn set_at(object: &mut Value, path: &[Segment], value: Value) -> anyhow::Result<
 /// Reads the AppWrapper, sets one field and writes it back (retrying lost races with the
 /// controller); the outcome is the webhook's answer.
 #[when(expr = "I try to set {whose} {word} to {}")]
-async fn try_to_set(
-    w: &mut AwWorld,
-    subject: Whose,
-    path: String,
-    value: String,
-) -> anyhow::Result<()> {
+async fn try_to_set(w: &mut AwWorld, subject: Whose, path: String, value: String) -> Outcome {
     let name = w.select(&subject)?;
     let segments = parse_path(&path)?;
     let value = crate::yaml::parse(&value)?;
@@ -246,16 +238,11 @@ async fn try_to_set(
 }
 
 #[then(expr = "{subject} is refused with {quoted} at {quoted}")]
-async fn refused(
-    w: &mut AwWorld,
-    _subject: Subject,
-    message: Quoted,
-    field: Quoted,
-) -> anyhow::Result<()> {
+async fn refused(w: &mut AwWorld, _subject: Subject, message: Quoted, field: Quoted) -> Outcome {
     let status = match &w.attempt {
         Some(Attempt::Refused(status)) => status,
-        Some(Attempt::Accepted) => anyhow::bail!("it was accepted"),
-        None => anyhow::bail!("nothing was tried yet"),
+        Some(Attempt::Accepted) => crate::fail!("it was accepted"),
+        None => crate::fail!("nothing was tried yet"),
     };
     // Both implementations answer as controller-runtime's `admission.Denied` does: 403
     // `Forbidden`, the field named only in the message (`<field>: <Type>: <detail>`).
@@ -263,7 +250,7 @@ async fn refused(
         && status.reason == "Forbidden"
         && status.message.contains(message.as_str())
         && status.message.contains(&format!("{field}: "));
-    anyhow::ensure!(
+    crate::require!(
         found,
         "expected a 403 Forbidden refusal with {message:?} at {field:?}, got {} {}: {}",
         status.code,
@@ -274,11 +261,11 @@ async fn refused(
 }
 
 #[then(expr = "{subject} is accepted")]
-async fn accepted(w: &mut AwWorld, _subject: Subject) -> anyhow::Result<()> {
+async fn accepted(w: &mut AwWorld, _subject: Subject) -> Outcome {
     match &w.attempt {
         Some(Attempt::Accepted) => Ok(()),
-        Some(Attempt::Refused(status)) => anyhow::bail!("it was refused: {}", status.message),
-        None => anyhow::bail!("nothing was tried yet"),
+        Some(Attempt::Refused(status)) => crate::fail!("it was refused: {}", status.message),
+        None => crate::fail!("nothing was tried yet"),
     }
 }
 

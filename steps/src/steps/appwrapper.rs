@@ -1,5 +1,6 @@
 //! Defining, submitting, changing and deleting AppWrappers.
 
+use super::outcome::Outcome;
 use anyhow::Context as _;
 use appwrapper_controller::api::QUEUE_NAME_LABEL;
 use cucumber::gherkin::Step;
@@ -30,14 +31,14 @@ fn define(w: &mut AwWorld, name: &str, aw: Value) {
 }
 
 #[given(regex = r#"^an AppWrapper "([^"]+)" wrapping (.+)$"#)]
-async fn wrapping(w: &mut AwWorld, name: String, what: String) -> anyhow::Result<()> {
+async fn wrapping(w: &mut AwWorld, name: String, what: String) -> Outcome {
     let components = fixtures::components(&name, &what)?;
     define(w, &name, fixtures::appwrapper(&name, components));
     Ok(())
 }
 
 #[given(regex = r#"^an AppWrapper "([^"]+)" with the components:$"#)]
-async fn with_components(w: &mut AwWorld, name: String, step: &Step) -> anyhow::Result<()> {
+async fn with_components(w: &mut AwWorld, name: String, step: &Step) -> Outcome {
     let components = docstring(w, step)?;
     let list = components
         .as_array()
@@ -48,10 +49,10 @@ async fn with_components(w: &mut AwWorld, name: String, step: &Step) -> anyhow::
 }
 
 #[given(regex = r#"^an AppWrapper "([^"]+)" defined by:$"#)]
-async fn defined_by(w: &mut AwWorld, name: String, step: &Step) -> anyhow::Result<()> {
+async fn defined_by(w: &mut AwWorld, name: String, step: &Step) -> Outcome {
     let mut aw = docstring(w, step)?;
     if !aw.is_object() {
-        anyhow::bail!("the AppWrapper must be a YAML map");
+        crate::fail!("the AppWrapper must be a YAML map");
     }
     let defaults = fixtures::appwrapper(&name, Vec::new());
     for key in ["apiVersion", "kind"] {
@@ -82,13 +83,13 @@ fn steer_pods(
 }
 
 #[given(expr = "{whose} pods {}")]
-async fn its_pods(w: &mut AwWorld, subject: Whose, behaviour: String) -> anyhow::Result<()> {
-    steer_pods(w, &subject, None, &behaviour)
+async fn its_pods(w: &mut AwWorld, subject: Whose, behaviour: String) -> Outcome {
+    Ok(steer_pods(w, &subject, None, &behaviour)?)
 }
 
 #[given(regex = r#"^the pods of (?:its )?component (\d+) (.+)$"#)]
-async fn component_pods(w: &mut AwWorld, index: usize, behaviour: String) -> anyhow::Result<()> {
-    steer_pods(w, &Subject(None), Some(index), &behaviour)
+async fn component_pods(w: &mut AwWorld, index: usize, behaviour: String) -> Outcome {
+    Ok(steer_pods(w, &Subject(None), Some(index), &behaviour)?)
 }
 
 /// Sets an annotation given by its full key.
@@ -101,7 +102,7 @@ fn set_annotation(aw: &mut Value, full_key: &str, value: &str) {
 }
 
 #[given(expr = "{subject} has the annotation(s):")]
-async fn annotations(w: &mut AwWorld, subject: Subject, step: &Step) -> anyhow::Result<()> {
+async fn annotations(w: &mut AwWorld, subject: Subject, step: &Step) -> Outcome {
     let table = step
         .table
         .as_ref()
@@ -115,25 +116,20 @@ async fn annotations(w: &mut AwWorld, subject: Subject, step: &Step) -> anyhow::
 }
 
 #[given(expr = "{whose} annotation {quoted} is {quoted}")]
-async fn annotation(
-    w: &mut AwWorld,
-    subject: Whose,
-    key: Quoted,
-    value: Quoted,
-) -> anyhow::Result<()> {
+async fn annotation(w: &mut AwWorld, subject: Whose, key: Quoted, value: Quoted) -> Outcome {
     set_annotation(w.draft_mut(&subject)?, &annotations::key(&key)?, &value);
     Ok(())
 }
 
 #[given(expr = "{subject} has priority class {quoted}")]
-async fn priority(w: &mut AwWorld, subject: Subject, class: Quoted) -> anyhow::Result<()> {
+async fn priority(w: &mut AwWorld, subject: Subject, class: Quoted) -> Outcome {
     let aw = w.draft_mut(&subject)?;
     aw["metadata"]["labels"]["kueue.x-k8s.io/priority-class"] = json!(class);
     Ok(())
 }
 
 #[given(expr = "{whose} spec.managedBy is {quoted}")]
-async fn managed_by(w: &mut AwWorld, subject: Whose, manager: Quoted) -> anyhow::Result<()> {
+async fn managed_by(w: &mut AwWorld, subject: Whose, manager: Quoted) -> Outcome {
     w.draft_mut(&subject)?["spec"]["managedBy"] = json!(manager);
     Ok(())
 }
@@ -220,27 +216,27 @@ pub fn place_pods(aw: &mut Value, label: (&str, &str), toleration: &Value) {
 
 #[given(expr = "{subject} is submitted to the LocalQueue")]
 #[when(expr = "{subject} is submitted to the LocalQueue")]
-async fn submitted(w: &mut AwWorld, subject: Subject) -> anyhow::Result<()> {
-    submit(w, &subject, Submission::Queued).await
+async fn submitted(w: &mut AwWorld, subject: Subject) -> Outcome {
+    Ok(submit(w, &subject, Submission::Queued).await?)
 }
 
 #[given(expr = "{subject} is created outside Kueue")]
 #[when(expr = "{subject} is created outside Kueue")]
-async fn created_unmanaged(w: &mut AwWorld, subject: Subject) -> anyhow::Result<()> {
-    submit(w, &subject, Submission::Unmanaged { suspended: false }).await
+async fn created_unmanaged(w: &mut AwWorld, subject: Subject) -> Outcome {
+    Ok(submit(w, &subject, Submission::Unmanaged { suspended: false }).await?)
 }
 
 #[given(expr = "{subject} is created suspended outside Kueue")]
 #[when(expr = "{subject} is created suspended outside Kueue")]
-async fn created_suspended(w: &mut AwWorld, subject: Subject) -> anyhow::Result<()> {
-    submit(w, &subject, Submission::Unmanaged { suspended: true }).await
+async fn created_suspended(w: &mut AwWorld, subject: Subject) -> Outcome {
+    Ok(submit(w, &subject, Submission::Unmanaged { suspended: true }).await?)
 }
 
 /// Writes the status as a controller would (a merge patch of the status subresource), for an
 /// AppWrapper no controller manages (`spec.managedBy` names another): what the invariant
 /// monitor must judge, whoever wrote it. `${now}` in the YAML is the current time.
 #[when(expr = "{whose} status is written as:")]
-async fn write_status(w: &mut AwWorld, subject: Whose, step: &Step) -> anyhow::Result<()> {
+async fn write_status(w: &mut AwWorld, subject: Whose, step: &Step) -> Outcome {
     let name = w.select(&subject)?;
     let text = step
         .docstring
@@ -261,7 +257,7 @@ async fn write_status(w: &mut AwWorld, subject: Whose, step: &Step) -> anyhow::R
 }
 
 #[when(expr = "{whose} spec.suspend is set to {word}")]
-async fn set_suspend(w: &mut AwWorld, subject: Whose, suspend: bool) -> anyhow::Result<()> {
+async fn set_suspend(w: &mut AwWorld, subject: Whose, suspend: bool) -> Outcome {
     let name = w.select(&subject)?;
     objects::patch_appwrapper(
         &w.client,
@@ -280,7 +276,7 @@ async fn set_live_annotation(
     subject: Whose,
     key: Quoted,
     value: Quoted,
-) -> anyhow::Result<()> {
+) -> Outcome {
     let name = w.select(&subject)?;
     let patch = json!({"metadata": {"annotations": {annotations::key(&key)?: value}}});
     objects::patch_appwrapper(&w.client, &w.ns, &name, &patch).await?;
@@ -289,7 +285,7 @@ async fn set_live_annotation(
 }
 
 #[when(expr = "{subject} is deleted")]
-async fn deleted(w: &mut AwWorld, subject: Subject) -> anyhow::Result<()> {
+async fn deleted(w: &mut AwWorld, subject: Subject) -> Outcome {
     let name = w.select(&subject)?;
     objects::appwrappers(&w.client, &w.ns)
         .delete(&name, &kube::api::DeleteParams::background())
@@ -300,7 +296,7 @@ async fn deleted(w: &mut AwWorld, subject: Subject) -> anyhow::Result<()> {
 }
 
 #[when(expr = "{whose} wrapped {word} is deleted")]
-async fn component_deleted(w: &mut AwWorld, subject: Whose, kind: String) -> anyhow::Result<()> {
+async fn component_deleted(w: &mut AwWorld, subject: Whose, kind: String) -> Outcome {
     let name = w.select(&subject)?;
     let aw = w.existing(&name).await?;
     let (api_version, kind, object) = objects::components_of(&aw)

@@ -1,5 +1,6 @@
 //! Waiting for and asserting on an AppWrapper: phases, conditions, partial YAML, events.
 
+use super::outcome::Outcome;
 use anyhow::Context as _;
 use appwrapper_controller::api::Phase;
 use cucumber::gherkin::Step;
@@ -95,12 +96,7 @@ pub async fn reach_phase(
 }
 
 #[then(expr = "{subject} reaches phase {word} within {deadline}")]
-async fn reaches(
-    w: &mut AwWorld,
-    subject: Subject,
-    target: String,
-    deadline: Deadline,
-) -> anyhow::Result<()> {
+async fn reaches(w: &mut AwWorld, subject: Subject, target: String, deadline: Deadline) -> Outcome {
     let name = w.select(&subject)?;
     let target = phase(&target)?;
     reach_phase(w, &name, target, deadline_of(&deadline)?).await?;
@@ -109,12 +105,12 @@ async fn reaches(
 }
 
 #[then(expr = "{subject} is in phase {word}")]
-async fn is_in_phase(w: &mut AwWorld, subject: Subject, target: String) -> anyhow::Result<()> {
+async fn is_in_phase(w: &mut AwWorld, subject: Subject, target: String) -> Outcome {
     let name = w.select(&subject)?;
     let target = phase(&target)?;
     let aw = w.existing(&name).await?;
     if observed(&aw) != target {
-        anyhow::bail!(
+        crate::fail!(
             "AppWrapper {name} is {}, not {target}:\n{}",
             observed(&aw),
             state_view(&aw)
@@ -124,12 +120,7 @@ async fn is_in_phase(w: &mut AwWorld, subject: Subject, target: String) -> anyho
 }
 
 #[then(expr = "{subject} stays {word} for {int} seconds")]
-async fn stays(
-    w: &mut AwWorld,
-    subject: Subject,
-    target: String,
-    seconds: u64,
-) -> anyhow::Result<()> {
+async fn stays(w: &mut AwWorld, subject: Subject, target: String, seconds: u64) -> Outcome {
     let name = w.select(&subject)?;
     let target = phase(&target)?;
     let (world, aw_name) = (&*w, name.as_str());
@@ -219,15 +210,10 @@ pub fn expected_yaml(w: &AwWorld, step: &Step) -> anyhow::Result<Value> {
 }
 
 #[then(expr = "{subject} matches{within}:")]
-async fn matches(
-    w: &mut AwWorld,
-    subject: Subject,
-    seconds: Within,
-    step: &Step,
-) -> anyhow::Result<()> {
+async fn matches(w: &mut AwWorld, subject: Subject, seconds: Within, step: &Step) -> Outcome {
     let name = w.select(&subject)?;
     let expected = expected_yaml(w, step)?;
-    appwrapper_matches(w, &name, &expected, patience(&seconds)?).await
+    Ok(appwrapper_matches(w, &name, &expected, patience(&seconds)?).await?)
 }
 
 #[then(expr = "{subject} keeps matching for {int} seconds:")]
@@ -236,7 +222,7 @@ async fn keeps_matching_for(
     subject: Subject,
     seconds: u64,
     step: &Step,
-) -> anyhow::Result<()> {
+) -> Outcome {
     let name = w.select(&subject)?;
     let expected = expected_yaml(w, step)?;
     let (world, aw) = (&*w, name.as_str());
@@ -259,14 +245,14 @@ async fn condition(
     status: ConditionStatus,
     reason: Reason,
     seconds: Within,
-) -> anyhow::Result<()> {
+) -> Outcome {
     let name = w.select(&subject)?;
     let mut condition = json!({"type": type_, "status": status});
     if !reason.is_empty() {
         condition["reason"] = json!(reason);
     }
     let expected = json!({"status": {"conditions": [condition]}});
-    appwrapper_matches(w, &name, &expected, patience(&seconds)?).await
+    Ok(appwrapper_matches(w, &name, &expected, patience(&seconds)?).await?)
 }
 
 async fn appwrapper_matches(
@@ -286,12 +272,12 @@ async fn appwrapper_matches(
 }
 
 #[then(expr = "{whose} resettingCount is {int}")]
-async fn resetting_count(w: &mut AwWorld, subject: Whose, count: i64) -> anyhow::Result<()> {
+async fn resetting_count(w: &mut AwWorld, subject: Whose, count: i64) -> Outcome {
     let name = w.select(&subject)?;
     let aw = w.existing(&name).await?;
     let found = aw["status"]["resettingCount"].as_i64().unwrap_or(0);
     if found != count {
-        anyhow::bail!(
+        crate::fail!(
             "resettingCount of {name} is {found}, expected {count}:\n{}",
             state_view(&aw)
         );
@@ -306,24 +292,26 @@ async fn event(
     reason: String,
     text: Quoted,
     seconds: Within,
-) -> anyhow::Result<()> {
+) -> Outcome {
     let name = w.select(&subject)?;
     let what = format!("an event {reason} containing {text:?} on AppWrapper {name}");
     let (client, ns) = (&w.client, w.ns.as_str());
     let (name, reason, text) = (name.as_str(), reason.as_str(), text.as_str());
-    wait::expect(patience(&seconds)?, &what, move || async move {
-        let events = Api::<Event>::namespaced(client.clone(), ns)
-            .list(&ListParams::default())
-            .await?;
-        Ok(
-            if events.items.iter().any(|e| is_event(e, name, reason, text)) {
-                Check::Done(())
-            } else {
-                Check::NotYet(crate::report::events::text(client, ns).await)
-            },
-        )
-    })
-    .await
+    Ok(
+        wait::expect(patience(&seconds)?, &what, move || async move {
+            let events = Api::<Event>::namespaced(client.clone(), ns)
+                .list(&ListParams::default())
+                .await?;
+            Ok(
+                if events.items.iter().any(|e| is_event(e, name, reason, text)) {
+                    Check::Done(())
+                } else {
+                    Check::NotYet(crate::report::events::text(client, ns).await)
+                },
+            )
+        })
+        .await?,
+    )
 }
 
 /// An event about AppWrapper `name` whose reason or action is `reason` and whose message

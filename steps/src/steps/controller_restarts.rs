@@ -3,6 +3,7 @@
 //! The After hook starts it again if a scenario leaves it down, and puts back settings a
 //! scenario changed.
 
+use super::outcome::Outcome;
 use appwrapper_controller::config::Config;
 use cucumber::{given, when};
 
@@ -11,7 +12,7 @@ use crate::yaml;
 
 #[given(regex = r"^the controller is (stopped|killed)$")]
 #[when(regex = r"^the controller is (stopped|killed)$")]
-async fn down(w: &mut AwWorld, how: String) -> anyhow::Result<()> {
+async fn down(w: &mut AwWorld, how: String) -> Outcome {
     for name in w.submitted.clone() {
         // An AppWrapper the scenario already deleted has no moments left to keep.
         let _ = crate::steps::timing_windows::remember_moments(w, &name).await;
@@ -24,7 +25,7 @@ async fn down(w: &mut AwWorld, how: String) -> anyhow::Result<()> {
         }
     } else {
         if !w.serial {
-            anyhow::bail!(
+            crate::fail!(
                 "a scenario that stops the controller must be tagged @serial (and \
                  @own-controller to run beside the others where the harness can start one for it)"
             );
@@ -41,7 +42,7 @@ async fn down(w: &mut AwWorld, how: String) -> anyhow::Result<()> {
 }
 
 #[when(regex = r"^the controller is (?:started|restarted)(?: again)?$")]
-async fn up(w: &mut AwWorld) -> anyhow::Result<()> {
+async fn up(w: &mut AwWorld) -> Outcome {
     let watch_client = w.watch_client().clone();
     if let Some(own) = &mut w.own_controller {
         own.stop().await?;
@@ -56,7 +57,7 @@ async fn up(w: &mut AwWorld) -> anyhow::Result<()> {
 }
 
 #[given(regex = r#"^the controller is configured with the default queue name "([^"]+)"$"#)]
-async fn default_queue_name(w: &mut AwWorld, name: String) -> anyhow::Result<()> {
+async fn default_queue_name(w: &mut AwWorld, name: String) -> Outcome {
     let name = yaml::substitute(&name, &[("queue", LOCAL_QUEUE)]);
     reconfigure(w, |config| {
         config.appwrapper.default_queue_name = name.clone()
@@ -71,7 +72,7 @@ async fn default_queue_name(w: &mut AwWorld, name: String) -> anyhow::Result<()>
 /// Restarts the shared controller with its settings changed by `change`; the After hook
 /// restarts it with the run's settings again.
 async fn reconfigure(w: &mut AwWorld, change: impl FnOnce(&mut Config)) -> anyhow::Result<()> {
-    anyhow::ensure!(
+    crate::require!(
         w.serial && w.own_controller.is_none(),
         "a scenario that changes the controller's settings must be tagged @serial (and not \
          @own-controller): the shared controller serves every scenario's webhooks"

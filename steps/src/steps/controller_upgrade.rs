@@ -4,6 +4,7 @@
 //! place until the scenario has work in flight, then hands over to the controller under test,
 //! as a rollout of a new release or a drop-in replacement of the reference does.
 
+use super::outcome::Outcome;
 use std::time::Instant;
 
 use anyhow::Context as _;
@@ -16,18 +17,18 @@ use crate::world::AwWorld;
 #[given(
     regex = r"^the controller the upgrade starts from runs in place of the controller under test$"
 )]
-async fn starts_from(w: &mut AwWorld) -> anyhow::Result<()> {
-    anyhow::ensure!(
+async fn starts_from(w: &mut AwWorld) -> Outcome {
+    crate::require!(
         w.serial,
         "a scenario that upgrades the controller must be tagged @serial @{CONTROLLER_UPGRADE_TAG}"
     );
-    anyhow::ensure!(
+    crate::require!(
         w.upgrade_from.is_none(),
         "the controller the upgrade starts from already runs"
     );
     let from = match w.h.options.controller_upgrade() {
         ControllerUpgrade::From(from) => from,
-        ControllerUpgrade::Impossible(why) => anyhow::bail!("{why}"),
+        ControllerUpgrade::Impossible(why) => crate::fail!("{why}"),
     };
     let started = Instant::now();
     let dir =
@@ -66,8 +67,8 @@ async fn starts_from(w: &mut AwWorld) -> anyhow::Result<()> {
 /// before the controller under test starts (a Deployment's Recreate strategy; with leader
 /// election a rolling update hands over the same way).
 #[when(regex = r"^the controller is upgraded to the controller under test$")]
-async fn upgraded(w: &mut AwWorld) -> anyhow::Result<()> {
-    anyhow::ensure!(
+async fn upgraded(w: &mut AwWorld) -> Outcome {
+    crate::require!(
         w.upgrade_from.is_some(),
         "no controller to upgrade from runs (`Given the controller the upgrade starts from runs \
          in place of the controller under test` first)"

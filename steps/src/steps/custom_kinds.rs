@@ -3,6 +3,7 @@
 //! away again. The CRD and the role that lets the controller manage its objects are removed
 //! with the scenario's namespace.
 
+use super::outcome::Outcome;
 use std::time::Duration;
 
 use anyhow::Context as _;
@@ -59,7 +60,7 @@ fn crd(w: &AwWorld, kind: &str) -> anyhow::Result<CustomResourceDefinition> {
 }
 
 #[given(regex = r#"^a kind "(\w+)" of the scenario's own, which the controller may manage$"#)]
-async fn own_kind(w: &mut AwWorld, kind: String) -> anyhow::Result<()> {
+async fn own_kind(w: &mut AwWorld, kind: String) -> Outcome {
     let name = crd_name(w, &kind);
     w.own_cluster_objects.push((
         ApiResource::erase::<CustomResourceDefinition>(&()),
@@ -116,7 +117,7 @@ async fn grant_to_controller(w: &mut AwWorld, kind: &str) -> anyhow::Result<()> 
 /// Deletes the kind's CRD (and so every object of it) and waits until discovery no longer
 /// serves its group version.
 #[when(regex = r#"^the kind "(\w+)" stops being served$"#)]
-async fn stops_being_served(w: &mut AwWorld, kind: String) -> anyhow::Result<()> {
+async fn stops_being_served(w: &mut AwWorld, kind: String) -> Outcome {
     let crds = Api::<CustomResourceDefinition>::all(w.client.clone());
     let name = crd_name(w, &kind);
     crds.delete(&name, &Default::default())

@@ -1,5 +1,6 @@
 //! Kueue: the scenario's ClusterQueue, priorities, and what Kueue does to a workload.
 
+use super::outcome::Outcome;
 use anyhow::Context as _;
 use clusters::kueue::objects as kueue_objects;
 use cucumber::gherkin::Step;
@@ -15,7 +16,7 @@ use crate::wait::{self, Check};
 use crate::world::AwWorld;
 
 #[given(regex = r"^the ClusterQueue has a quota of (\d+) CPUs?$")]
-async fn quota(w: &mut AwWorld, cpus: u32) -> anyhow::Result<()> {
+async fn quota(w: &mut AwWorld, cpus: u32) -> Outcome {
     w.queue_spec.quota.cpu = cpus.to_string();
     w.apply_cluster_queue().await?;
     w.note(format!("ClusterQueue quota: {cpus} CPU"));
@@ -26,14 +27,14 @@ async fn quota(w: &mut AwWorld, cpus: u32) -> anyhow::Result<()> {
 /// named `<namespace>-<flavor>`; the ClusterQueue offers the quota on each, in the table's
 /// order (Kueue tries them in that order for each podSet).
 #[given(regex = r"^the ClusterQueue has (\d+) CPUs? on each of the ResourceFlavors:$")]
-async fn flavors(w: &mut AwWorld, cpus: u32, step: &Step) -> anyhow::Result<()> {
+async fn flavors(w: &mut AwWorld, cpus: u32, step: &Step) -> Outcome {
     let table = step
         .table
         .as_ref()
         .context("this step needs a table: | flavor | node label |")?;
     for row in table.rows.iter().skip(1) {
         let [flavor, label] = row.as_slice() else {
-            anyhow::bail!("expected | flavor | node label |, found {row:?}");
+            crate::fail!("expected | flavor | node label |, found {row:?}");
         };
         let (key, value) = label
             .split_once('=')
@@ -59,13 +60,13 @@ async fn flavors(w: &mut AwWorld, cpus: u32, step: &Step) -> anyhow::Result<()> 
 }
 
 #[given(regex = r"^the ClusterQueue preempts lower-priority workloads$")]
-async fn preempts(w: &mut AwWorld) -> anyhow::Result<()> {
+async fn preempts(w: &mut AwWorld) -> Outcome {
     w.queue_spec.preemption = Some("LowerPriority".into());
-    w.apply_cluster_queue().await
+    Ok(w.apply_cluster_queue().await?)
 }
 
 #[given(regex = r#"^a WorkloadPriorityClass "([^"]+)" with value (\d+)$"#)]
-async fn priority_class(w: &mut AwWorld, name: String, value: i32) -> anyhow::Result<()> {
+async fn priority_class(w: &mut AwWorld, name: String, value: i32) -> Outcome {
     kueue_objects::apply(
         &w.client,
         &kueue_objects::workload_priority_class(&name, value),
@@ -117,13 +118,13 @@ async fn set_active(w: &mut AwWorld, subject: &Subject, active: bool) -> anyhow:
 }
 
 #[when(expr = "Kueue deactivates {whose} workload")]
-async fn deactivate(w: &mut AwWorld, subject: Whose) -> anyhow::Result<()> {
-    set_active(w, &subject, false).await
+async fn deactivate(w: &mut AwWorld, subject: Whose) -> Outcome {
+    Ok(set_active(w, &subject, false).await?)
 }
 
 #[when(expr = "Kueue reactivates {whose} workload")]
-async fn reactivate(w: &mut AwWorld, subject: Whose) -> anyhow::Result<()> {
-    set_active(w, &subject, true).await
+async fn reactivate(w: &mut AwWorld, subject: Whose) -> Outcome {
+    Ok(set_active(w, &subject, true).await?)
 }
 
 #[then(expr = "{whose} workload matches{within}:")]
@@ -132,7 +133,7 @@ async fn workload_matches(
     subject: Whose,
     seconds: Within,
     step: &Step,
-) -> anyhow::Result<()> {
+) -> Outcome {
     let name = w.select(&subject)?;
     let expected = expected_yaml(w, step)?;
     let (client, ns, aw) = (&w.client, w.ns.as_str(), name.as_str());
@@ -149,7 +150,7 @@ async fn workload_matches(
 /// Read once: Kueue made no Workload of its own for a wrapped object (their controller owner
 /// reference is the AppWrapper), and no second one for the AppWrapper.
 #[then(expr = "{whose} workload is the only one in the namespace")]
-async fn only_workload(w: &mut AwWorld, subject: Whose) -> anyhow::Result<()> {
+async fn only_workload(w: &mut AwWorld, subject: Whose) -> Outcome {
     let name = w.select(&subject)?;
     let workloads = objects::workloads_in(&w.client, &w.ns).await?;
     if let [only] = workloads.as_slice()
@@ -167,7 +168,7 @@ async fn only_workload(w: &mut AwWorld, subject: Whose) -> anyhow::Result<()> {
             )
         })
         .collect();
-    anyhow::bail!(
+    crate::fail!(
         "expected one Workload, owned by AppWrapper {name}; found {}:\n{}",
         found.len(),
         found.join("\n")
@@ -187,13 +188,13 @@ fn owners(object: &DynamicObject) -> String {
 }
 
 #[then(expr = "the ClusterQueue has {int} admitted workload(s){within}")]
-async fn admitted(w: &mut AwWorld, count: i64, seconds: Within) -> anyhow::Result<()> {
+async fn admitted(w: &mut AwWorld, count: i64, seconds: Within) -> Outcome {
     let api: Api<DynamicObject> = Api::all_with(
         w.client.clone(),
         &kueue_objects::api_resource("ClusterQueue"),
     );
     let (api, cq) = (&api, w.cluster_queue.as_str());
-    wait::expect(
+    Ok(wait::expect(
         patience(&seconds)?,
         &format!("{count} admitted workload(s) in ClusterQueue {cq}"),
         move || async move {
@@ -208,7 +209,7 @@ async fn admitted(w: &mut AwWorld, count: i64, seconds: Within) -> anyhow::Resul
             })
         },
     )
-    .await
+    .await?)
 }
 
 /// One Workload for each AppWrapper in the namespace, owned by it, and no Workload owned by
@@ -216,9 +217,9 @@ async fn admitted(w: &mut AwWorld, count: i64, seconds: Within) -> anyhow::Resul
 /// AppWrappers that are gone is the garbage collector's to delete, not the controller's, and
 /// is waited on for at most [`GARBAGE_COLLECTION`].
 #[then(regex = r"^each AppWrapper has exactly one workload and no other workload exists$")]
-async fn one_workload_each(w: &mut AwWorld) -> anyhow::Result<()> {
+async fn one_workload_each(w: &mut AwWorld) -> Outcome {
     let (client, ns) = (&w.client, w.ns.as_str());
-    wait::eventually(
+    Ok(wait::eventually(
         GARBAGE_COLLECTION,
         "one Workload per AppWrapper and no other",
         move || async move {
@@ -235,7 +236,7 @@ async fn one_workload_each(w: &mut AwWorld) -> anyhow::Result<()> {
             Ok(judge_workloads(&names, &workloads))
         },
     )
-    .await
+    .await?)
 }
 
 /// How long the Workload of a deleted AppWrapper may outlive it: Kueue lifts its finalizer and
@@ -291,14 +292,14 @@ fn judge_workloads(appwrappers: &[String], workloads: &[DynamicObject]) -> Check
 /// The CPU the ClusterQueue has reserved and counts as used, over its flavors, is `count`:
 /// quota accounted once, not twice and not lost.
 #[then(expr = "the ClusterQueue reserves {number} CPU(s){within}")]
-async fn reserves(w: &mut AwWorld, cpus: Number, seconds: Within) -> anyhow::Result<()> {
+async fn reserves(w: &mut AwWorld, cpus: Number, seconds: Within) -> Outcome {
     let api: Api<DynamicObject> = Api::all_with(
         w.client.clone(),
         &kueue_objects::api_resource("ClusterQueue"),
     );
     let (api, cq) = (&api, w.cluster_queue.as_str());
     let want = cpus.0;
-    wait::expect(
+    Ok(wait::expect(
         patience(&seconds)?,
         &format!("{cpus} CPU reserved and used in ClusterQueue {cq}"),
         move || async move {
@@ -314,7 +315,7 @@ async fn reserves(w: &mut AwWorld, cpus: Number, seconds: Within) -> anyhow::Res
             })
         },
     )
-    .await
+    .await?)
 }
 
 /// The `cpu` totals of a ClusterQueue's `flavorsReservation` or `flavorsUsage`, summed.

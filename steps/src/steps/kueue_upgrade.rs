@@ -2,6 +2,7 @@
 //! scenario's own cluster, started Kueue at an older release, and the scenario replaces it with
 //! the Kueue under test while the cluster keeps every object.
 
+use super::outcome::Outcome;
 use std::time::Instant;
 
 use anyhow::Context as _;
@@ -12,7 +13,7 @@ use crate::run_context::PendingUpgrade;
 use crate::world::AwWorld;
 
 fn pending(w: &AwWorld) -> anyhow::Result<&PendingUpgrade> {
-    anyhow::ensure!(
+    crate::require!(
         w.upgrades_kueue && (w.serial || w.own_cluster.is_some()),
         "a scenario that upgrades Kueue must be tagged @serial @{}",
         crate::options::KUEUE_UPGRADE_TAG
@@ -22,7 +23,7 @@ fn pending(w: &AwWorld) -> anyhow::Result<&PendingUpgrade> {
         None => w.h.kueue_upgrade.as_ref(),
     }
     .context("this run did not start Kueue at an older release to upgrade from")?;
-    anyhow::ensure!(
+    crate::require!(
         !upgrade.done(),
         "Kueue was already upgraded to {}",
         upgrade.to.label()
@@ -31,11 +32,11 @@ fn pending(w: &AwWorld) -> anyhow::Result<&PendingUpgrade> {
 }
 
 #[given(regex = r"^Kueue runs the release the upgrade starts from$")]
-async fn runs_the_old_release(w: &mut AwWorld) -> anyhow::Result<()> {
+async fn runs_the_old_release(w: &mut AwWorld) -> Outcome {
     let upgrade = pending(w)?;
     let running = upgrade.running().await;
     let from = clusters::kueue::KueueSource::Release(upgrade.from);
-    anyhow::ensure!(
+    crate::require!(
         running == from,
         "Kueue runs {}, not {from:?}",
         running.label()
@@ -52,7 +53,7 @@ async fn runs_the_old_release(w: &mut AwWorld) -> anyhow::Result<()> {
 /// Notes the pods of every submitted AppWrapper first, for `its pods are the ones it had
 /// before the upgrade`.
 #[when(regex = r"^Kueue is upgraded in place to the Kueue under test$")]
-async fn upgraded(w: &mut AwWorld) -> anyhow::Result<()> {
+async fn upgraded(w: &mut AwWorld) -> Outcome {
     pending(w)?;
     note_before_upgrade(w).await?;
     let started = Instant::now();
@@ -99,19 +100,19 @@ fn names_and_uids(pods: &[k8s_openapi::api::core::v1::Pod]) -> Vec<(String, Stri
 /// The same pods (names and uids) as just before the upgrade, none of them being deleted and
 /// none added.
 #[then(expr = "{whose} pods are the ones it had before the upgrade")]
-async fn same_pods(w: &mut AwWorld, subject: Whose) -> anyhow::Result<()> {
+async fn same_pods(w: &mut AwWorld, subject: Whose) -> Outcome {
     let name = w.select(&subject)?;
     let before = w
         .pods_before_upgrade
         .get(&name)
         .with_context(|| format!("{name} was not submitted before the upgrade"))?;
-    anyhow::ensure!(!before.is_empty(), "{name} had no pods before the upgrade");
+    crate::require!(!before.is_empty(), "{name} had no pods before the upgrade");
     let pods = objects::pods_of(&w.client, &w.ns, &name).await?;
     let mut now = names_and_uids(&pods);
     let mut before = before.clone();
     before.sort();
     now.sort();
-    anyhow::ensure!(
+    crate::require!(
         now == before,
         "the pods of {name} changed with the upgrade: before {before:?}, now {now:?}"
     );
@@ -120,7 +121,7 @@ async fn same_pods(w: &mut AwWorld, subject: Whose) -> anyhow::Result<()> {
         .filter(|p| p.metadata.deletion_timestamp.is_some())
         .filter_map(|p| p.metadata.name.as_deref())
         .collect();
-    anyhow::ensure!(
+    crate::require!(
         deleting.is_empty(),
         "pods of {name} are being deleted: {deleting:?}"
     );

@@ -26,6 +26,7 @@ pub mod kueue_upgrade;
 pub mod monitor;
 pub mod nodes;
 pub mod objects;
+pub mod outcome;
 pub mod pods;
 pub mod registry;
 pub mod timing_windows;

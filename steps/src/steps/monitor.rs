@@ -1,5 +1,6 @@
 //! Asking the invariant monitor what it saw.
 
+use super::outcome::Outcome;
 use appwrapper_controller::api::Phase;
 use cucumber::then;
 
@@ -30,16 +31,11 @@ fn seen(w: &AwWorld, name: &str) -> String {
 /// Only an edge seen from one watch event to the next counts, not one inferred across a
 /// re-list of the watch.
 #[then(expr = "the monitor saw {subject} go from {word} to {word}")]
-async fn saw_edge(
-    w: &mut AwWorld,
-    subject: Subject,
-    from: String,
-    to: String,
-) -> anyhow::Result<()> {
+async fn saw_edge(w: &mut AwWorld, subject: Subject, from: String, to: String) -> Outcome {
     let name = w.select(&subject)?;
     let (from, to) = (phase(&from)?, phase(&to)?);
     let (world, aw) = (&*w, name.as_str());
-    wait::eventually(
+    Ok(wait::eventually(
         secs(5),
         &format!("the monitor to see {name} go from {from} to {to}"),
         move || async move {
@@ -50,13 +46,13 @@ async fn saw_edge(
             })
         },
     )
-    .await
+    .await?)
 }
 
 /// Once it reached `phase`, the monitor saw no change out of it, seen directly or inferred
 /// across a re-list of its watch.
 #[then(expr = "the monitor saw {subject} never leave {word}")]
-async fn never_left(w: &mut AwWorld, subject: Subject, phase_name: String) -> anyhow::Result<()> {
+async fn never_left(w: &mut AwWorld, subject: Subject, phase_name: String) -> Outcome {
     let name = w.select(&subject)?;
     let held = phase(&phase_name)?;
     let transitions: Vec<_> = w
@@ -66,13 +62,13 @@ async fn never_left(w: &mut AwWorld, subject: Subject, phase_name: String) -> an
         .filter(|t| t.name == name)
         .collect();
     let Some(reached) = transitions.iter().position(|t| t.to == held) else {
-        anyhow::bail!(
+        crate::fail!(
             "the monitor never saw {name} reach {held}; {}",
             seen(w, &name)
         );
     };
     if let Some(left) = transitions[reached..].iter().find(|t| t.from == held) {
-        anyhow::bail!(
+        crate::fail!(
             "{name} left {held}: {}; {}",
             left.describe(),
             seen(w, &name)
@@ -92,7 +88,7 @@ async fn saw_condition(
     status: ConditionStatus,
     reason: Reason,
     seconds: WithinSeconds,
-) -> anyhow::Result<()> {
+) -> Outcome {
     let name = w.select(&subject)?;
     let reason = (!reason.is_empty()).then_some(reason);
     let patience = if seconds.is_empty() {
@@ -110,7 +106,7 @@ async fn saw_condition(
     let with_reason = reason
         .map(|r| format!(" with reason {r}"))
         .unwrap_or_default();
-    wait::eventually(
+    Ok(wait::eventually(
         secs(patience),
         &format!("the monitor to see {name}'s {kind} condition {status}{with_reason}"),
         move || async move {
@@ -126,5 +122,5 @@ async fn saw_condition(
             )
         },
     )
-    .await
+    .await?)
 }

@@ -2,6 +2,7 @@
 //! when the scenario ends. A scenario that breaks a node gives its pods a node of their own,
 //! so that it runs beside the others without breaking theirs.
 
+use super::outcome::Outcome;
 use anyhow::Context as _;
 use cucumber::{given, then, when};
 use k8s_openapi::api::core::v1::{Node, Taint};
@@ -31,7 +32,7 @@ async fn node_of(w: &mut AwWorld, subject: &Subject) -> anyhow::Result<String> {
 const OWN_NODE_KEY: &str = "awconf.dev/own-node";
 
 #[given(expr = "{subject} has a node of its own{gpus}")]
-async fn node_of_their_own(w: &mut AwWorld, subject: Subject, gpus: Gpus) -> anyhow::Result<()> {
+async fn node_of_their_own(w: &mut AwWorld, subject: Subject, gpus: Gpus) -> Outcome {
     let name = w.select(&subject)?;
     let node = format!("own-{}", w.ns);
     let gpus = if gpus.is_empty() { 0 } else { gpus.parse()? };
@@ -87,7 +88,7 @@ async fn node_of_their_own(w: &mut AwWorld, subject: Subject, gpus: Gpus) -> any
 }
 
 #[when(expr = "the node of {whose} pod is labelled {label}")]
-async fn labelled(w: &mut AwWorld, subject: Whose, label: Label) -> anyhow::Result<()> {
+async fn labelled(w: &mut AwWorld, subject: Whose, label: Label) -> Outcome {
     let Label { key, value } = label;
     let node = node_of(w, &subject).await?;
     Api::<Node>::all(w.client.clone())
@@ -107,7 +108,7 @@ async fn labelled(w: &mut AwWorld, subject: Whose, label: Label) -> anyhow::Resu
 }
 
 #[when(expr = "the node of {whose} pod gets a NoExecute taint {quoted}")]
-async fn tainted(w: &mut AwWorld, subject: Whose, key: Quoted) -> anyhow::Result<()> {
+async fn tainted(w: &mut AwWorld, subject: Whose, key: Quoted) -> Outcome {
     let node = node_of(w, &subject).await?;
     let taint = Taint {
         key: key.to_string(),
@@ -125,7 +126,7 @@ async fn tainted(w: &mut AwWorld, subject: Whose, key: Quoted) -> anyhow::Result
 }
 
 #[when(expr = "the node of {whose} pod becomes NotReady")]
-async fn not_ready(w: &mut AwWorld, subject: Whose) -> anyhow::Result<()> {
+async fn not_ready(w: &mut AwWorld, subject: Whose) -> Outcome {
     let node = node_of(w, &subject).await?;
     clusters::nodes::make_not_ready(&w.client, &node).await?;
     w.undo.push(Undo::NodeNotReady { node: node.clone() });
@@ -134,11 +135,11 @@ async fn not_ready(w: &mut AwWorld, subject: Whose) -> anyhow::Result<()> {
 }
 
 #[then(expr = "{whose} pods run on another node{within}")]
-async fn another_node(w: &mut AwWorld, subject: Whose, seconds: Within) -> anyhow::Result<()> {
+async fn another_node(w: &mut AwWorld, subject: Whose, seconds: Within) -> Outcome {
     let name = w.select(&subject)?;
     let avoid = w.last_node.clone().context("no node was named before")?;
     let (client, ns, aw, avoid) = (&w.client, w.ns.as_str(), name.as_str(), avoid.as_str());
-    wait::expect(
+    Ok(wait::expect(
         patience(&seconds)?,
         &format!("the pods of {name} to run on a node other than {avoid}"),
         move || async move {
@@ -159,5 +160,5 @@ async fn another_node(w: &mut AwWorld, subject: Whose, seconds: Within) -> anyho
             })
         },
     )
-    .await
+    .await?)
 }

@@ -1,6 +1,7 @@
 //! The objects of a workload: its pods, its wrapped objects, the namespace's quota, and the
 //! AppWrapper object itself being gone.
 
+use super::outcome::Outcome;
 use anyhow::Context as _;
 use cucumber::gherkin::Step;
 use cucumber::{given, then, when};
@@ -35,7 +36,7 @@ async fn create_quota(w: &AwWorld, resource: &str, n: u32) -> anyhow::Result<Api
 
 /// A ResourceQuota of zero pods (or Jobs): their creation is refused as long as it exists.
 #[given(regex = r"^the namespace allows no (pods|Jobs)$")]
-async fn allows_none(w: &mut AwWorld, what: String) -> anyhow::Result<()> {
+async fn allows_none(w: &mut AwWorld, what: String) -> Outcome {
     let resource = if what == "pods" {
         "pods"
     } else {
@@ -84,7 +85,7 @@ async fn allows_none(w: &mut AwWorld, what: String) -> anyhow::Result<()> {
 /// pods are ever created. Waits until the quota controller has filled in `status.hard`, which
 /// quota admission enforces.
 #[given(regex = r"^the namespace allows only (\d+) pods?$")]
-async fn allows_only(w: &mut AwWorld, n: u32) -> anyhow::Result<()> {
+async fn allows_only(w: &mut AwWorld, n: u32) -> Outcome {
     let quotas = &create_quota(w, "pods", n).await?;
     wait::eventually(
         secs(30),
@@ -105,7 +106,7 @@ async fn allows_only(w: &mut AwWorld, n: u32) -> anyhow::Result<()> {
 }
 
 #[when(regex = r"^the namespace allows (pods|Jobs) again$")]
-async fn allows_again(w: &mut AwWorld, what: String) -> anyhow::Result<()> {
+async fn allows_again(w: &mut AwWorld, what: String) -> Outcome {
     Api::<ResourceQuota>::namespaced(w.client.clone(), &w.ns)
         .delete(QUOTA, &DeleteParams::default())
         .await
@@ -121,30 +122,32 @@ async fn pods_in_phase(
     subject: Subject,
     phase: PodPhase,
     seconds: Within,
-) -> anyhow::Result<()> {
+) -> Outcome {
     let name = w.select(&subject)?;
     let (client, ns, aw, wanted) = (&w.client, w.ns.as_str(), name.as_str(), phase.as_str());
     let what = format!("{count} {phase} pod(s) of AppWrapper {name}");
-    wait::expect(patience(&seconds)?, &what, move || async move {
-        let pods = objects::pods_of(client, ns, aw).await?;
-        let n = pods
-            .iter()
-            .filter(|p| pod_phase(p) == wanted && p.metadata.deletion_timestamp.is_none())
-            .count();
-        Ok(if n == count {
-            Check::Done(())
-        } else {
-            Check::NotYet(describe(&pods))
+    Ok(
+        wait::expect(patience(&seconds)?, &what, move || async move {
+            let pods = objects::pods_of(client, ns, aw).await?;
+            let n = pods
+                .iter()
+                .filter(|p| pod_phase(p) == wanted && p.metadata.deletion_timestamp.is_none())
+                .count();
+            Ok(if n == count {
+                Check::Done(())
+            } else {
+                Check::NotYet(describe(&pods))
+            })
         })
-    })
-    .await
+        .await?,
+    )
 }
 
 #[then(expr = "no pod of {subject} remains{within}")]
-async fn no_pod(w: &mut AwWorld, subject: Subject, seconds: Within) -> anyhow::Result<()> {
+async fn no_pod(w: &mut AwWorld, subject: Subject, seconds: Within) -> Outcome {
     let name = w.select(&subject)?;
     let (client, ns, aw) = (&w.client, w.ns.as_str(), name.as_str());
-    wait::expect(
+    Ok(wait::expect(
         patience(&seconds)?,
         &format!("no pod of AppWrapper {name}"),
         move || async move {
@@ -156,15 +159,15 @@ async fn no_pod(w: &mut AwWorld, subject: Subject, seconds: Within) -> anyhow::R
             })
         },
     )
-    .await
+    .await?)
 }
 
 #[then(expr = "no wrapped object of {subject} remains{within}")]
-async fn no_object(w: &mut AwWorld, subject: Subject, seconds: Within) -> anyhow::Result<()> {
+async fn no_object(w: &mut AwWorld, subject: Subject, seconds: Within) -> Outcome {
     let name = w.select(&subject)?;
     let aw = w.existing(&name).await?;
     let (client, ns, aw) = (&w.client, w.ns.as_str(), &aw);
-    wait::expect(
+    Ok(wait::expect(
         patience(&seconds)?,
         &format!("no wrapped object of AppWrapper {name}"),
         move || async move {
@@ -176,20 +179,15 @@ async fn no_object(w: &mut AwWorld, subject: Subject, seconds: Within) -> anyhow
             })
         },
     )
-    .await
+    .await?)
 }
 
 #[then(expr = "{whose} pods match{within}:")]
-async fn pods_match(
-    w: &mut AwWorld,
-    subject: Whose,
-    seconds: Within,
-    step: &Step,
-) -> anyhow::Result<()> {
+async fn pods_match(w: &mut AwWorld, subject: Whose, seconds: Within, step: &Step) -> Outcome {
     let name = w.select(&subject)?;
     let expected = expected_yaml(w, step)?;
     let what = format!("every pod of AppWrapper {name}");
-    all_pods_match(w, &name, &what, &expected, patience(&seconds)?, &|_| true).await
+    Ok(all_pods_match(w, &name, &what, &expected, patience(&seconds)?, &|_| true).await?)
 }
 
 /// The pods of component N (1-based, in `status.componentStatus`): the Pod itself, or the pods
@@ -200,7 +198,7 @@ async fn component_pods_match(
     index: usize,
     seconds: Within,
     step: &Step,
-) -> anyhow::Result<()> {
+) -> Outcome {
     let name = w.select(&Subject(None))?;
     let expected = expected_yaml(w, step)?;
     let aw = w.existing(&name).await?;
@@ -212,13 +210,13 @@ async fn component_pods_match(
         status["kind"].as_str().unwrap_or_default(),
         status["name"].as_str().unwrap_or_default(),
     );
-    anyhow::ensure!(
+    crate::require!(
         !object.is_empty(),
         "component {index} of {name} has no object yet"
     );
     let what = format!("every pod of {kind} {object} (component {index} of {name})");
     let made_here = |pod: &Pod| made_by(pod, kind, object);
-    all_pods_match(w, &name, &what, &expected, patience(&seconds)?, &made_here).await
+    Ok(all_pods_match(w, &name, &what, &expected, patience(&seconds)?, &made_here).await?)
 }
 
 /// Whether `pod` is the wrapped object `kind`/`name` or directly owned by it.
@@ -275,7 +273,7 @@ async fn wrapped_matches(
     kind: String,
     seconds: Within,
     step: &Step,
-) -> anyhow::Result<()> {
+) -> Outcome {
     let name = w.select(&subject)?;
     let expected = expected_yaml(w, step)?;
     let aw = w.existing(&name).await?;
@@ -297,7 +295,7 @@ async fn wrapped_matches(
 }
 
 #[then(expr = "{subject} is gone{within}")]
-async fn gone(w: &mut AwWorld, subject: Subject, within: Within) -> anyhow::Result<()> {
+async fn gone(w: &mut AwWorld, subject: Subject, within: Within) -> Outcome {
     let name = w.select(&subject)?;
     let (world, aw) = (&*w, name.as_str());
     wait::expect(
@@ -321,7 +319,7 @@ async fn gone(w: &mut AwWorld, subject: Subject, within: Within) -> anyhow::Resu
 #[then(
     regex = r"^exactly (\d+) (Job|Pod|Deployment|StatefulSet|Service)s? (?:is|are) ever seen in the namespace over (\d+) seconds$"
 )]
-async fn ever_seen(w: &mut AwWorld, n: usize, kind: String, seconds: u64) -> anyhow::Result<()> {
+async fn ever_seen(w: &mut AwWorld, n: usize, kind: String, seconds: u64) -> Outcome {
     let api_version = match kind.as_str() {
         "Job" => "batch/v1",
         "Deployment" | "StatefulSet" => "apps/v1",
@@ -350,7 +348,7 @@ async fn ever_seen(w: &mut AwWorld, n: usize, kind: String, seconds: u64) -> any
     )
     .await?;
     let count = seen.lock().map(|s| s.len()).unwrap_or_default();
-    anyhow::ensure!(
+    crate::require!(
         count == n,
         "expected exactly {n} {kind} over {seconds} seconds, saw {count}"
     );

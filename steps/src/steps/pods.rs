@@ -1,5 +1,6 @@
 //! Steering the pods of a running AppWrapper, as the fake nodes would see them.
 
+use super::outcome::Outcome;
 use std::collections::BTreeMap;
 
 use anyhow::Context as _;
@@ -82,7 +83,7 @@ async fn steer(w: &AwWorld, pod: &Pod, steer: &PodSteer) -> anyhow::Result<()> {
 }
 
 #[when(expr = "{whose} pods {outcome}")]
-async fn pods_do(w: &mut AwWorld, subject: Whose, behaviour: PodOutcome) -> anyhow::Result<()> {
+async fn pods_do(w: &mut AwWorld, subject: Whose, behaviour: PodOutcome) -> Outcome {
     let name = w.select(&subject)?;
     let behaviour: PodSteer = behaviour.parse().map_err(anyhow::Error::msg)?;
     let pods = running_pods(w, &name).await?;
@@ -97,7 +98,7 @@ async fn pods_do(w: &mut AwWorld, subject: Whose, behaviour: PodOutcome) -> anyh
 }
 
 #[when(expr = "one of {whose} pods fails with exit code {int}")]
-async fn one_pod_fails(w: &mut AwWorld, subject: Whose, code: i32) -> anyhow::Result<()> {
+async fn one_pod_fails(w: &mut AwWorld, subject: Whose, code: i32) -> Outcome {
     let name = w.select(&subject)?;
     let pods = running_pods(w, &name).await?;
     let pod = pods.first().context("no running pod")?;
@@ -118,7 +119,7 @@ async fn one_pod_fails(w: &mut AwWorld, subject: Whose, code: i32) -> anyhow::Re
 }
 
 #[when(expr = "{whose} pods are deleted")]
-async fn pods_deleted(w: &mut AwWorld, subject: Whose) -> anyhow::Result<()> {
+async fn pods_deleted(w: &mut AwWorld, subject: Whose) -> Outcome {
     let name = w.select(&subject)?;
     let pods = objects::pods_of(&w.client, &w.ns, &name).await?;
     let api = Api::<Pod>::namespaced(w.client.clone(), &w.ns);
@@ -157,11 +158,11 @@ pub async fn release(
 }
 
 #[when(expr = "the finalizer of {whose} pods is removed")]
-async fn finalizer_removed(w: &mut AwWorld, subject: Whose) -> anyhow::Result<()> {
+async fn finalizer_removed(w: &mut AwWorld, subject: Whose) -> Outcome {
     let name = w.select(&subject)?;
     let pods = objects::pods_of(&w.client, &w.ns, &name).await?;
     let released = release(&w.client, &w.ns, &pods).await?;
-    anyhow::ensure!(
+    crate::require!(
         released > 0,
         "no pod of {name} carries the finalizer {HOLD_FINALIZER}:\n{}",
         describe(&pods)

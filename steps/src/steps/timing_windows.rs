@@ -21,6 +21,7 @@
 //! that a step that began late still places it. A step fails only when that whole interval
 //! is outside the window.
 
+use super::outcome::Outcome;
 use appwrapper_controller::api::Phase;
 use chrono::{DateTime, Utc};
 use cucumber::gherkin::Step;
@@ -408,7 +409,7 @@ async fn reaches_between(
     from: u64,
     to: u64,
     since: Moment,
-) -> anyhow::Result<()> {
+) -> Outcome {
     let (name, window) = window_of(w, &subject, from, to)?;
     let target: Phase = target.parse().map_err(anyhow::Error::msg)?;
     let seen = appwrapper_arrives(w, &name, &format!("phase {target}"), since, window, |aw| {
@@ -434,7 +435,7 @@ async fn matches_between(
     to: u64,
     since: Moment,
     step: &Step,
-) -> anyhow::Result<()> {
+) -> Outcome {
     let (name, window) = window_of(w, &subject, from, to)?;
     let expected = expected_yaml(w, step)?;
     let seen = appwrapper_arrives(w, &name, "a match", since, window, |aw| {
@@ -466,7 +467,7 @@ async fn pods_gone_between(
     from: u64,
     to: u64,
     since: Moment,
-) -> anyhow::Result<()> {
+) -> Outcome {
     let (name, window) = window_of(w, &subject, from, to)?;
     let (client, ns, aw) = (&w.client, w.ns.as_str(), name.as_str());
     let mut watched: Option<Vec<String>> = None;
@@ -518,8 +519,8 @@ async fn unhealthy_between(
     from: u64,
     to: u64,
     since: Moment,
-) -> anyhow::Result<()> {
-    anyhow::ensure!(
+) -> Outcome {
+    crate::require!(
         matches!(since, Moment::Created | Moment::Deployed),
         "`became Unhealthy` is measured from when it was created or was deployed, not {since:?}"
     );

@@ -1,5 +1,6 @@
 //! Objects that no AppWrapper owns: a controller must never adopt or delete them.
 
+use super::outcome::Outcome;
 use cucumber::{given, then};
 use k8s_openapi::api::core::v1::Pod;
 use kube::api::{Api, PostParams};
@@ -10,7 +11,7 @@ use crate::wait;
 use crate::world::AwWorld;
 
 #[given(regex = r#"^a Pod "([^"]+)" that no AppWrapper owns$"#)]
-async fn foreign_pod(w: &mut AwWorld, name: String) -> anyhow::Result<()> {
+async fn foreign_pod(w: &mut AwWorld, name: String) -> Outcome {
     let pod: Pod = serde_json::from_value(json!({
         "apiVersion": "v1", "kind": "Pod",
         "metadata": {"name": name, "namespace": w.ns},
@@ -23,10 +24,10 @@ async fn foreign_pod(w: &mut AwWorld, name: String) -> anyhow::Result<()> {
 }
 
 #[then(regex = r#"^the Pod "([^"]+)" keeps existing for (\d+) seconds$"#)]
-async fn keeps_existing(w: &mut AwWorld, name: String, seconds: u64) -> anyhow::Result<()> {
+async fn keeps_existing(w: &mut AwWorld, name: String, seconds: u64) -> Outcome {
     let pods = Api::<Pod>::namespaced(w.client.clone(), &w.ns);
     let (pods, name) = (&pods, name.as_str());
-    wait::always(
+    Ok(wait::always(
         secs(seconds),
         &format!("Pod {name} existing, not being deleted"),
         move || async move {
@@ -41,5 +42,5 @@ async fn keeps_existing(w: &mut AwWorld, name: String, seconds: u64) -> anyhow::
             })
         },
     )
-    .await
+    .await?)
 }
