@@ -1,6 +1,12 @@
 //! awconf as a user installs it: `cargo install --path . --root <tmp>` (debug profile, sharing
 //! this workspace's build so it takes seconds), then run from an empty directory with no
-//! source tree around, so nothing can be found through the checkout.
+//! source tree around, so nothing can be found through the checkout. The controller a run
+//! starts as a process is the workspace's build, named by `--controller-bin`: installed on its
+//! own, its dependencies would resolve fewer features and build again (two minutes of a fresh
+//! machine's test command).
+
+#[path = "common/controller_binary.rs"]
+mod controller_binary;
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -18,7 +24,6 @@ fn target_dir() -> PathBuf {
 
 fn install(root: &Path) -> PathBuf {
     install_package(root, &workspace());
-    install_package(root, &workspace().join("controller"));
     root.join("bin").join("awconf")
 }
 
@@ -193,7 +198,7 @@ fn exit_codes_and_the_flag_over_environment_rule() {
 /// its own ports and directories, so both end as they would alone.
 #[test]
 fn two_runs_at_once_end_as_they_would_alone() {
-    let controller = awconf().with_file_name("appwrapper-controller");
+    let controller = controller_binary::controller_binary();
     let controller = controller.to_str().unwrap().to_string();
     let runs: Vec<_> = [
         vec!["run", "Running → Succeeded"],
