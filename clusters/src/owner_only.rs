@@ -49,6 +49,19 @@ pub fn write(path: &Path, contents: impl AsRef<[u8]>) -> std::io::Result<()> {
     file.write_all(contents.as_ref())
 }
 
+/// Puts `contents` at `path`, mode 0600, as a new file renamed over the old one: in a
+/// directory this user may write, a file another user left there (root's, from a run through
+/// `sudo`) is replaced rather than refused.
+pub fn replace(path: &Path, contents: impl AsRef<[u8]>) -> std::io::Result<()> {
+    let dir = path.parent().unwrap_or(Path::new("."));
+    let mut file = tempfile::NamedTempFile::new_in(dir)?;
+    file.as_file()
+        .set_permissions(std::fs::Permissions::from_mode(FILE_MODE))?;
+    file.write_all(contents.as_ref())?;
+    file.persist(path).map_err(|e| e.error)?;
+    Ok(())
+}
+
 /// The paths under `root` (itself included) that a user other than the owner can read, write
 /// or enter: what a test of a work directory expects to be empty.
 pub fn open_to_others(root: &Path) -> std::io::Result<Vec<(PathBuf, u32)>> {
@@ -76,6 +89,22 @@ pub fn open_to_others(root: &Path) -> std::io::Result<Vec<(PathBuf, u32)>> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_replaced_file_is_a_new_private_file_in_place_of_the_old() {
+        use std::os::unix::fs::MetadataExt;
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("tls.key");
+        std::fs::write(&path, "old").unwrap();
+        std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o444)).unwrap();
+        let before = std::fs::metadata(&path).unwrap().ino();
+        replace(&path, "new").unwrap();
+        let after = std::fs::metadata(&path).unwrap();
+        assert_ne!(after.ino(), before, "renamed over, not written into");
+        assert_eq!(after.mode() & 0o777, FILE_MODE);
+        assert_eq!(std::fs::read_to_string(&path).unwrap(), "new");
+        assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 1);
+    }
 
     #[test]
     fn temporary_directories_are_unguessable_and_private() {

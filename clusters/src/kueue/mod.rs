@@ -193,8 +193,8 @@ impl Kueue {
         let metrics = Path::new(METRICS_CERT_DIR);
         crate::owner_only::create_dir(metrics)
             .and_then(|_| {
-                crate::owner_only::write(&metrics.join("tls.crt"), &pair.cert_pem)?;
-                crate::owner_only::write(&metrics.join("tls.key"), &pair.key_pem)
+                crate::owner_only::replace(&metrics.join("tls.crt"), &pair.cert_pem)?;
+                crate::owner_only::replace(&metrics.join("tls.key"), &pair.key_pem)
             })
             .map_err(|e| KueueError::MetricsCert(e).into())
     }
