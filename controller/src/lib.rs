@@ -21,6 +21,7 @@ pub mod metrics;
 pub mod namespace;
 pub mod node_health;
 pub mod observe;
+pub mod open_files;
 pub mod own_writes;
 pub mod pod_observation;
 pub mod podsets;

@@ -132,6 +132,10 @@ async fn main() -> anyhow::Result<()> {
         version = env!("CARGO_PKG_VERSION"),
         "starting appwrapper-controller"
     );
+    match appwrapper_controller::open_files::raise_to_hard_limit() {
+        Ok(limit) => tracing::debug!(?limit, "open files"),
+        Err(e) => tracing::warn!("could not raise the limit of open files: {e}"),
+    }
 
     let source = config_source(&args)?;
     let mut kube_config = match &args.kubeconfig {

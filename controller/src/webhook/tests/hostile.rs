@@ -122,6 +122,8 @@ async fn hostile_requests_get_a_status_and_a_message(
 /// server's 10 s webhook timeout, with the production limits.
 #[tokio::test]
 async fn a_flood_of_idle_connections_does_not_delay_a_review() {
+    // As the binary does at start; the flood and the server share this process's limit.
+    crate::open_files::raise_to_hard_limit().unwrap();
     let served = Served::start().await;
     let addr = served.server.local_addr();
     let connector = served.cert.http1();
