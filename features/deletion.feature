@@ -274,7 +274,8 @@ Feature: Deletion of the wrapped resources
     And its pods hang on deletion
     And its annotation "forcefulDeletionGracePeriodDuration" is "8s"
     When it is submitted to the LocalQueue
-    Then 1 pod of it is Running within 60 seconds
+    Then it reaches phase Running within 60 seconds
+    And 1 pod of it is Running within 60 seconds
     When it is deleted
     Then it reaches phase Terminating within 15 seconds
     And it matches:
