@@ -8,10 +8,10 @@
 //! the order etcd committed them; the sequencer holds each state a moment before it hands it
 //! on, sorted by resourceVersion, and longer while a write to its object that was received
 //! before it completed has not completed in the log: in blocking mode the log has that write's
-//! RequestReceived line before the later write's ResponseComplete, however loaded the machine. A write that ended in a server error, or that the API
-//! server never finished (it was killed), may or may not have been committed: the next state
-//! of its object is marked doubtful, so that states it may have left count as unchecked
-//! rather than as skipped by the controller.
+//! RequestReceived line before the later write's ResponseComplete, however loaded the machine.
+//! A write that ended in a server error, or that the API server never finished (it was killed),
+//! may or may not have been committed: the next state of its object is marked doubtful, so
+//! that states it may have left count as unchecked rather than as skipped by the controller.
 
 use std::collections::{HashMap, HashSet};
 use std::time::{Duration, Instant};
@@ -301,15 +301,14 @@ impl Sequencer {
                 self.unknown.push((p.key, p.received));
             }
         }
-        let waiting: HashSet<&str> = self
+        let waiting: HashSet<String> = self
             .held
             .iter()
             .filter(|(read, written)| {
                 now.saturating_duration_since(*read) < OPEN_HOLD && open_before(&self.open, written)
             })
-            .map(|(_, written)| uid_of(written))
+            .map(|(_, written)| uid_of(written).to_string())
             .collect();
-        let waiting: HashSet<String> = waiting.into_iter().map(str::to_string).collect();
         let (mut ready, held): (Vec<_>, Vec<_>) = std::mem::take(&mut self.held)
             .into_iter()
             .partition(|(read, written)| {
