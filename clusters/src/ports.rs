@@ -1,34 +1,66 @@
 //! Free loopback ports.
 
+use std::collections::HashMap;
 use std::net::TcpListener;
+use std::sync::{LazyLock, Mutex};
+use std::time::{Duration, Instant};
 
 /// The lowest port handed out when nothing says otherwise.
 const PICK_FROM: u16 = 10000;
+
+/// How long a port this process handed out is not handed out again: a component binds its
+/// port only once it has started (Kueue after seconds, on a loaded machine tens of seconds),
+/// and a cluster brought up beside it meanwhile would find that port free too (an own
+/// cluster's Kueue exited "bind: address already in use" that way).
+const HANDED_OUT_FOR: Duration = Duration::from_secs(600);
+
+/// The ports this process handed out, and when.
+static HANDED_OUT: LazyLock<Mutex<HashMap<u16, Instant>>> = LazyLock::new(Mutex::default);
 
 /// Picks `n` distinct free ports on 127.0.0.1, each held bound until all are chosen so the
 /// same port is never handed out twice. They come from below the kernel's ephemeral range,
 /// so that no outgoing connection takes one as its source port between the pick and the
 /// component's own bind (a kube-scheduler that lost its port that way left a cluster unready
 /// after 60 s); where that range leaves no room, from the ephemeral range itself.
+/// Nor is a port this process handed out in the last [`HANDED_OUT_FOR`] handed out again.
 pub fn free_ports(n: usize) -> std::io::Result<Vec<u16>> {
+    let mut handed_out = HANDED_OUT.lock().unwrap_or_else(|e| e.into_inner());
+    let now = Instant::now();
+    handed_out.retain(|_, at| now.duration_since(*at) < HANDED_OUT_FOR);
     let mut listeners = Vec::with_capacity(n);
+    let mut ports = Vec::with_capacity(n);
+    let mut take = |listener: TcpListener, ports: &mut Vec<u16>| -> std::io::Result<()> {
+        let port = listener.local_addr()?.port();
+        if let std::collections::hash_map::Entry::Vacant(entry) = handed_out.entry(port) {
+            entry.insert(now);
+            ports.push(port);
+            listeners.push(listener);
+        }
+        Ok(())
+    };
     if let Some(range) = below_ephemeral(ephemeral_low()) {
         for _ in 0..n.saturating_mul(50) {
-            if listeners.len() == n {
+            if ports.len() == n {
                 break;
             }
             if let Ok(l) = TcpListener::bind(("127.0.0.1", fastrand::u16(range.clone()))) {
-                listeners.push(l);
+                take(l, &mut ports)?;
             }
         }
     }
-    while listeners.len() < n {
-        listeners.push(TcpListener::bind("127.0.0.1:0")?);
+    for _ in 0..n.saturating_mul(50) {
+        if ports.len() == n {
+            break;
+        }
+        take(TcpListener::bind("127.0.0.1:0")?, &mut ports)?;
     }
-    listeners
-        .iter()
-        .map(|l| l.local_addr().map(|a| a.port()))
-        .collect()
+    if ports.len() < n {
+        return Err(std::io::Error::new(
+            std::io::ErrorKind::AddrInUse,
+            format!("found {} of {n} free ports on 127.0.0.1", ports.len()),
+        ));
+    }
+    Ok(ports)
 }
 
 /// The first port of `net.ipv4.ip_local_port_range` (Linux's default 32768).
@@ -84,6 +116,14 @@ mod tests {
         if let Some(range) = super::below_ephemeral(super::ephemeral_low()) {
             assert!(ports.iter().all(|p| range.contains(p)), "{ports:?}");
         }
+    }
+
+    #[test]
+    fn a_port_handed_out_is_not_handed_out_again_while_its_component_may_still_be_starting() {
+        let first = super::free_ports(300).unwrap();
+        let second = super::free_ports(300).unwrap();
+        let handed: std::collections::HashSet<u16> = first.iter().chain(&second).copied().collect();
+        assert_eq!(handed.len(), 600);
     }
 
     #[rstest::rstest]
