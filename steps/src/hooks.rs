@@ -218,7 +218,9 @@ async fn finish(w: &mut AwWorld, text: ScenarioText, step_failure: Option<String
     } else {
         problems.extend(cleanup(w).await);
     }
-    w.monitor().settle(&w.ns, Duration::from_secs(15)).await;
+    w.monitor()
+        .settle(&w.ns, crate::monitor::audit_log::SETTLE)
+        .await;
     for violation in w.monitor().violations_in(&w.ns) {
         problems.push(format!("invariant violated: {violation}"));
     }
