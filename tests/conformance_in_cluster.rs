@@ -12,9 +12,6 @@ use clusters::install::Part;
 use clusters::{Cluster as _, LocalCluster, LocalOptions};
 use conformance_steps::{ClusterChoice, ControllerMode};
 
-/// Scenarios at once on the single real node.
-const IN_CLUSTER_CONCURRENCY: usize = 8;
-
 #[tokio::main]
 async fn main() -> ExitCode {
     println!("awconf: a local cluster with one real node, used as an existing cluster");
@@ -48,12 +45,8 @@ async fn main() -> ExitCode {
         options.controller = ControllerMode::InCluster { image: None };
         // The cluster is this test's: its API server's audit log is here to read.
         options.audit_log = audit_log;
-        // Every pod of the run starts on this one node of this machine. With 32 scenarios at
-        // once, a restart scenario's controller took 5 to 12 s to come back (its pod waits its
-        // turn on the node), after the windows it restarts inside had begun, so they could not
-        // be judged (5 of the 16 failed that way, on this and on the previous commit); at 8 at
-        // once all passed. A lower --concurrency is kept.
-        options.concurrency = options.concurrency.min(IN_CLUSTER_CONCURRENCY);
+        // Every controller pod of the run starts on this one node of this machine: the run
+        // brings up at most `OWN_CONTROLLER_PODS` scenarios' own at once.
         options.report_dir = options.report_dir.join("in-cluster");
         options
     })

@@ -7,6 +7,7 @@
 //! `tests/conformance.rs` (under `cargo test`) and by `awconf run`.
 
 pub mod deadlines;
+pub mod expected_durations;
 pub mod failure_bundle;
 pub mod hooks;
 pub mod logging;

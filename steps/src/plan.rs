@@ -8,7 +8,7 @@ use std::collections::HashMap;
 use std::path::Path;
 
 use crate::features::scenarios_of;
-use crate::options::SuiteOptions;
+use crate::options::{ControllerMode, SuiteOptions};
 
 /// The features of a run and its selection of scenarios.
 pub struct Plan {
@@ -146,29 +146,26 @@ fn plural(n: usize) -> &'static str {
 pub struct Prepared {
     /// The upgrade scenario upgrades the run's Kueue, and runs alone before any other.
     pub upgrade_alone: bool,
-    /// Seconds each scenario took in the previous run into the same report directory, by
-    /// `feature: scenario`; scenarios start longest first, those not known first of all.
+    /// Seconds each scenario is expected to take, by `feature: scenario` ([`expected`]).
+    /// Scenarios start longest first, those not known first of all.
     pub expected: HashMap<String, f64>,
 }
 
-impl Prepared {
-    /// Expecting the durations of the run whose results are in `report_dir`, if any.
-    pub fn after(report_dir: &Path, upgrade_alone: bool) -> Self {
-        let expected = crate::report::results::RunResults::read(report_dir)
-            .map(|previous| {
-                previous
-                    .scenarios
-                    .into_iter()
-                    .filter(|s| s.seconds > 0.0)
-                    .map(|s| (format!("{}: {}", s.feature, s.scenario), s.seconds))
-                    .collect()
-            })
-            .unwrap_or_default();
-        Prepared {
-            upgrade_alone,
-            expected,
-        }
+/// Seconds each scenario is expected to take, by `feature: scenario`: as it took in the run
+/// whose results are in `report_dir`, and as shipped for `mode`'s controller for scenarios
+/// that run did not take ([`crate::expected_durations`]).
+pub fn expected(report_dir: &Path, mode: &ControllerMode) -> HashMap<String, f64> {
+    let mut expected = crate::expected_durations::shipped(mode);
+    if let Ok(previous) = crate::report::results::RunResults::read(report_dir) {
+        expected.extend(
+            previous
+                .scenarios
+                .into_iter()
+                .filter(|s| s.seconds > 0.0)
+                .map(|s| (format!("{}: {}", s.feature, s.scenario), s.seconds)),
+        );
     }
+    expected
 }
 
 impl cucumber::Parser<Vec<Feature>> for Prepared {
@@ -217,14 +214,22 @@ pub fn longest_first(mut features: Vec<Feature>, expected: &HashMap<String, f64>
 }
 
 /// Puts the features with `@own-controller` scenarios first (keeping the order otherwise): they
-/// are the longest, each waits out a controller's period, and on the local cluster with the
-/// reference operator each brings up a cluster of its own, a few at a time; started first,
-/// they run beside the others instead of after them.
+/// are the longest, each waits out a controller's period, and each needs a place for its own
+/// controller or cluster, a few at a time; started first, they run beside the others instead
+/// of after them. Those with fewer such scenarios go first: the places go to whoever asks
+/// until they are full, and a feature with many would otherwise take them all and leave a
+/// later feature's long scenario waiting for the second round.
 pub fn long_first(features: Vec<Feature>) -> Vec<Feature> {
     let tag = crate::hooks::OWN_CONTROLLER_TAG;
-    let long = |f: &Feature| f.scenarios.iter().any(|s| has_tag(f, None, s, tag));
+    let own = |f: &Feature| {
+        f.scenarios
+            .iter()
+            .filter(|s| has_tag(f, None, s, tag))
+            .count()
+    };
     let (mut ordered, mut rest): (Vec<Feature>, Vec<Feature>) =
-        features.into_iter().partition(|f| long(f));
+        features.into_iter().partition(|f| own(f) > 0);
+    ordered.sort_by_key(|f| own(f));
     ordered.append(&mut rest);
     ordered
 }
@@ -278,21 +283,23 @@ mod tests {
     use crate::features::parse_text;
 
     #[test]
-    fn features_with_own_controller_scenarios_come_first() {
-        let feature = |name: &str, tags: &str| {
-            let text = format!("{tags}\nFeature: {name}\n  Scenario: S\n    Given a\n");
+    fn features_with_own_controller_scenarios_come_first_those_with_fewer_before() {
+        let feature = |name: &str, tags: &str, scenarios: usize| {
+            let scenarios = "  Scenario: S\n    Given a\n".repeat(scenarios);
+            let text = format!("{tags}\nFeature: {name}\n{scenarios}");
             parse_text(Path::new("f.feature"), &text).unwrap()
         };
         let names: Vec<String> = long_first(vec![
-            feature("A", ""),
-            feature("B", "@serial @own-controller"),
-            feature("C", ""),
-            feature("D", "@own-controller"),
+            feature("A", "", 1),
+            feature("Many", "@own-controller", 3),
+            feature("B", "@serial @own-controller", 1),
+            feature("C", "", 1),
+            feature("D", "@own-controller", 1),
         ])
         .into_iter()
         .map(|f| f.name)
         .collect();
-        assert_eq!(names, ["B", "D", "A", "C"]);
+        assert_eq!(names, ["B", "D", "Many", "A", "C"]);
     }
 
     #[test]

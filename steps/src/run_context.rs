@@ -2,18 +2,20 @@
 //! invariant monitor, the serial lock and the results. cucumber creates each World without
 //! arguments, so the run's context is reachable through [`current`].
 
+use std::collections::HashMap;
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, RwLock};
 
 use crate::monitor::Monitor;
-use crate::options::SuiteOptions;
+use crate::options::{ControllerMode, SuiteOptions};
 use crate::report::recorder::StepRecorder;
 use crate::report::{ScenarioRecord, Skipped};
 use crate::serial_offers::Offers;
 use crate::under_test::ControllerUnderTest;
 
 pub use environment::kueue_upgrade::{KueueHandle, PendingUpgrade};
+use environment::places::Places;
 pub use environment::{FLAVOR, FLAVOR_TOLERATION_KEY};
 
 /// Scenarios' own clusters up at once (each a control plane, Kueue and a controller; on 2
@@ -21,6 +23,13 @@ pub use environment::{FLAVOR, FLAVOR_TOLERATION_KEY};
 /// passing; with 16, starting them all at once took 108 s and 8 scenarios failed), fewer
 /// where this user's inotify instances would not hold them ([`clusters::inotify`]).
 pub const OWN_CLUSTERS: usize = 8;
+
+/// Scenarios' own controllers up at once where each is a pod (`in-cluster`): their pods start
+/// on the cluster's nodes, which on the local cluster is one real node. With 16 at once, a
+/// killed controller's pod took 5 to 12 s to come back, waiting its turn on the node, after the
+/// windows it restarts inside had begun; with 12 (and 8), all passed, and the other scenarios
+/// run beside them at the run's concurrency.
+pub const OWN_CONTROLLER_PODS: usize = 12;
 
 /// [`OWN_CLUSTERS`], or as many as the inotify instances left allow, saying so.
 fn own_cluster_places() -> usize {
@@ -77,7 +86,12 @@ pub struct RunContext {
     /// The Kueue release the `@kueue-upgrade` scenario's own cluster starts at, when it gets one.
     pub kueue_upgrade_on_own_cluster: Option<clusters::kueue::KueueVersion>,
     /// Places for scenarios' own clusters: each runs a control plane, Kueue and a controller.
-    pub own_clusters: Arc<tokio::sync::Semaphore>,
+    pub own_clusters: Places,
+    /// Places for scenarios' own controllers, where each is a pod ([`OWN_CONTROLLER_PODS`]).
+    pub own_controller_pods: Option<Places>,
+    /// Seconds each scenario is expected to take, by `feature: scenario`
+    /// ([`crate::plan::expected`]): the order scenarios start in and get places in.
+    pub expected: HashMap<String, f64>,
     counter: AtomicUsize,
 }
 
@@ -103,6 +117,9 @@ impl RunContext {
         } else {
             OWN_CLUSTERS
         };
+        let own_controller_pods = matches!(options.controller, ControllerMode::InCluster { .. })
+            .then(|| Places::new(OWN_CONTROLLER_PODS));
+        let expected = crate::plan::expected(&options.report_dir, &options.controller);
         RunContext {
             options,
             client,
@@ -123,7 +140,9 @@ impl RunContext {
             progress: None,
             kubernetes: None,
             isolation,
-            own_clusters: Arc::new(tokio::sync::Semaphore::new(places)),
+            own_clusters: Places::new(places),
+            own_controller_pods,
+            expected,
             counter: AtomicUsize::new(0),
         }
     }
@@ -158,6 +177,14 @@ impl RunContext {
     /// The Kueue upgrade that no scenario has made yet, if any.
     pub fn kueue_upgrade_pending(&self) -> Option<&PendingUpgrade> {
         self.kueue_upgrade.as_ref().filter(|u| !u.done())
+    }
+
+    /// Seconds the scenario is expected to take; one not known counts as the longest.
+    pub fn expected_seconds(&self, feature: &str, scenario: &str) -> f64 {
+        self.expected
+            .get(&format!("{feature}: {scenario}"))
+            .copied()
+            .unwrap_or(f64::INFINITY)
     }
 
     /// A number unique in this run, for namespace names.

@@ -219,10 +219,10 @@ async fn run_features(h: &RunContext, plan: Plan, upgrades: Upgrades) -> anyhow:
     );
     // The input type is the file parser's; `with_parser` replaces that parser.
     AwWorld::cucumber::<std::path::PathBuf>()
-        .with_parser(Prepared::after(
-            &o.report_dir,
-            offers.kueue_upgrade == Isolation::Alone,
-        ))
+        .with_parser(Prepared {
+            upgrade_alone: offers.kueue_upgrade == Isolation::Alone,
+            expected: h.expected.clone(),
+        })
         .max_concurrent_scenarios(o.concurrency.max(1))
         .which_scenario(move |feature, rule, scenario| {
             if hooks::is_serial(offers, feature, rule, scenario) {

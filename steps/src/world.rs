@@ -32,11 +32,12 @@ pub enum Undo {
     PodFinalizers { namespace: String },
 }
 
-/// The scenario's hold on the serial lock: shared, or exclusive for `@serial` scenarios.
-/// Released when dropped.
+/// The scenario's hold on the serial lock (shared, or exclusive for `@serial` scenarios) and on
+/// a place for its own controller's pod. Released when dropped.
 pub struct SerialGuard {
     _shared: Option<tokio::sync::OwnedRwLockReadGuard<()>>,
     _exclusive: Option<tokio::sync::OwnedRwLockWriteGuard<()>>,
+    _pod_place: Option<environment::places::Place>,
 }
 
 #[derive(cucumber::World)]
@@ -173,11 +174,13 @@ impl AwWorld {
             SerialGuard {
                 _shared: None,
                 _exclusive: Some(lock.write_owned().await),
+                _pod_place: None,
             }
         } else {
             SerialGuard {
                 _shared: Some(lock.read_owned().await),
                 _exclusive: None,
+                _pod_place: None,
             }
         });
         if let Some(pending) = self.h.kueue_upgrade_pending()
@@ -189,11 +192,18 @@ impl AwWorld {
                 pending.from
             );
         }
-        // A place for its own cluster first: the wait is not the scenario's time.
+        // A place for its own cluster or controller pod first: the wait is not the scenario's
+        // time.
+        let seconds = self.h.expected_seconds(feature, scenario);
         let place = match isolation {
-            Isolation::OwnCluster => Some(Arc::clone(&self.h.own_clusters).acquire_owned().await?),
+            Isolation::OwnCluster => Some(self.h.own_clusters.take(seconds).await),
             _ => None,
         };
+        if let (Isolation::OwnController, Some(places), Some(guard)) =
+            (isolation, &self.h.own_controller_pods, &mut self.guard)
+        {
+            guard._pod_place = Some(places.take(seconds).await);
+        }
         self.started = Instant::now();
         self.started_at = chrono::Utc::now();
         self.waited = waiting.elapsed();
@@ -242,10 +252,7 @@ impl AwWorld {
 
     /// A cluster of the scenario's own with the controller under test's mode and settings;
     /// its client becomes the scenario's.
-    async fn start_own_cluster(
-        &mut self,
-        place: tokio::sync::OwnedSemaphorePermit,
-    ) -> anyhow::Result<()> {
+    async fn start_own_cluster(&mut self, place: environment::places::Place) -> anyhow::Result<()> {
         let dir = self.h.options.report_dir.join("controllers").join(&self.ns);
         let (mode, config) = {
             let shared = self.h.controller.lock().await;

@@ -133,7 +133,8 @@ pub struct Request {
 
 /// Installs the requested parts, reporting each as it starts and ends; returns how long each
 /// took, in install order. Kueue and KWOK do not need each other and install at once (on one
-/// real node that took the run's set-up from 33 s to 24 s); the controller comes after them.
+/// real node that took the run's set-up from 33 s to 23-30 s); the controller comes after
+/// them.
 pub async fn install(
     target: &Target,
     request: &Request,

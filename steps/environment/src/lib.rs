@@ -15,6 +15,7 @@ pub mod local;
 pub mod operator_config;
 pub mod options;
 pub mod own_cluster;
+pub mod places;
 pub mod prebuild;
 pub mod reference;
 mod remote;

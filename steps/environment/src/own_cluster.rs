@@ -38,7 +38,7 @@ pub struct OwnCluster {
     _cluster: LocalCluster,
     _netns: Option<Netns>,
     /// Holds one of the run's places for own clusters.
-    _place: tokio::sync::OwnedSemaphorePermit,
+    _place: crate::places::Place,
 }
 
 impl OwnCluster {
@@ -51,7 +51,7 @@ impl OwnCluster {
         mode: &ControllerMode,
         config: appwrapper_controller::config::Config,
         dir: &Path,
-        place: tokio::sync::OwnedSemaphorePermit,
+        place: crate::places::Place,
         kueue_from: Option<clusters::kueue::KueueVersion>,
     ) -> anyhow::Result<(Self, ControllerUnderTest)> {
         std::fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
