@@ -69,6 +69,17 @@ fn record_phases(api: Api<AppWrapper>, name: &str) -> Arc<Mutex<Vec<Phase>>> {
     phases
 }
 
+/// The phases recorded once the watch has caught up with `last`, which a read already saw:
+/// the watch may deliver it a moment after the read.
+async fn seen_up_to(phases: &Mutex<Vec<Phase>>, last: Phase) -> Vec<Phase> {
+    eventually(30, "the watch to see the last phase", || async {
+        let seen = phases.lock().unwrap().clone();
+        (seen.last() == Some(&last)).then_some(())
+    })
+    .await;
+    phases.lock().unwrap().clone()
+}
+
 fn appwrapper(
     name: &str,
     annotations: serde_json::Value,
@@ -129,7 +140,7 @@ async fn a_wrapped_job_goes_suspended_resuming_running_succeeded() {
         (aws.get("job").await.ok()?.status?.phase == Phase::Succeeded).then_some(())
     })
     .await;
-    let seen = phases.lock().unwrap().clone();
+    let seen = seen_up_to(&phases, Phase::Succeeded).await;
     let expected = [
         Phase::Suspended,
         Phase::Resuming,
@@ -180,7 +191,7 @@ async fn a_failing_pod_is_retried_retry_limit_times_then_fails_leaving_nothing()
         0,
         "no pod may remain once ResourcesDeployed is False"
     );
-    let seen = phases.lock().unwrap().clone();
+    let seen = seen_up_to(&phases, Phase::Failed).await;
     assert_eq!(
         seen.iter().filter(|p| **p == Phase::Resetting).count(),
         2,
