@@ -37,19 +37,14 @@ fn entry(line: &str) -> Option<(String, f64)> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::features::{FeatureSet, load_checked};
+    use crate::features::{FeatureSet, load_checked, scenarios_of};
 
     fn scenario_names() -> std::collections::HashSet<String> {
         let features = load_checked(&FeatureSet::BuiltIn, &crate::steps::registry::registered())
             .unwrap_or_else(|e| panic!("{e}"));
         features
             .iter()
-            .flat_map(|f| {
-                f.scenarios
-                    .iter()
-                    .chain(f.rules.iter().flat_map(|r| r.scenarios.iter()))
-                    .map(move |s| format!("{}: {}", f.name, s.name))
-            })
+            .flat_map(|f| scenarios_of(f).map(move |(_, s)| format!("{}: {}", f.name, s.name)))
             .collect()
     }
 
