@@ -170,19 +170,11 @@ impl AwWorld {
         self.upgrades_kueue = upgrades_kueue;
         let waiting = Instant::now();
         let lock = Arc::clone(&self.h.serial);
-        self.guard = Some(if serial {
-            SerialGuard {
-                _shared: None,
-                _exclusive: Some(lock.write_owned().await),
-                _pod_place: None,
-            }
+        let (shared, exclusive) = if serial {
+            (None, Some(lock.write_owned().await))
         } else {
-            SerialGuard {
-                _shared: Some(lock.read_owned().await),
-                _exclusive: None,
-                _pod_place: None,
-            }
-        });
+            (Some(lock.read_owned().await), None)
+        };
         if let Some(pending) = self.h.kueue_upgrade_pending()
             && !upgrades_kueue
         {
@@ -195,15 +187,16 @@ impl AwWorld {
         // A place for its own cluster or controller pod first: the wait is not the scenario's
         // time.
         let seconds = self.h.expected_seconds(feature, scenario);
-        let place = match isolation {
-            Isolation::OwnCluster => Some(self.h.own_clusters.take(seconds).await),
-            _ => None,
+        let (place, pod_place) = match (isolation, &self.h.own_controller_pods) {
+            (Isolation::OwnCluster, _) => (Some(self.h.own_clusters.take(seconds).await), None),
+            (Isolation::OwnController, Some(pods)) => (None, Some(pods.take(seconds).await)),
+            _ => (None, None),
         };
-        if let (Isolation::OwnController, Some(places), Some(guard)) =
-            (isolation, &self.h.own_controller_pods, &mut self.guard)
-        {
-            guard._pod_place = Some(places.take(seconds).await);
-        }
+        self.guard = Some(SerialGuard {
+            _shared: shared,
+            _exclusive: exclusive,
+            _pod_place: pod_place,
+        });
         self.started = Instant::now();
         self.started_at = chrono::Utc::now();
         self.waited = waiting.elapsed();

@@ -3,7 +3,6 @@
 //! that a long scenario of a later feature does not end the run behind short ones that
 //! happened to ask first.
 
-use std::collections::BinaryHeap;
 use std::sync::{Arc, Mutex, MutexGuard};
 
 use tokio::sync::oneshot;
@@ -21,37 +20,14 @@ pub struct Place {
 
 struct State {
     free: usize,
-    waiting: BinaryHeap<Waiter>,
+    waiting: Vec<Waiter>,
     asked: u64,
 }
 
-/// A scenario waiting for a place: the longest expected first, then the first to ask.
 struct Waiter {
     seconds: f64,
     asked: u64,
     wake: oneshot::Sender<()>,
-}
-
-impl PartialEq for Waiter {
-    fn eq(&self, other: &Self) -> bool {
-        self.cmp(other).is_eq()
-    }
-}
-
-impl Eq for Waiter {}
-
-impl PartialOrd for Waiter {
-    fn partial_cmp(&self, other: &Self) -> Option<std::cmp::Ordering> {
-        Some(self.cmp(other))
-    }
-}
-
-impl Ord for Waiter {
-    fn cmp(&self, other: &Self) -> std::cmp::Ordering {
-        self.seconds
-            .total_cmp(&other.seconds)
-            .then(other.asked.cmp(&self.asked))
-    }
 }
 
 impl Places {
@@ -59,14 +35,14 @@ impl Places {
         Places {
             state: Arc::new(Mutex::new(State {
                 free: places,
-                waiting: BinaryHeap::new(),
+                waiting: Vec::new(),
                 asked: 0,
             })),
         }
     }
 
-    /// A place for a scenario expected to take `seconds`, once one is free and no longer
-    /// scenario waits for it.
+    /// A place for a scenario expected to take `seconds`, once one is free and no scenario
+    /// expected to take longer waits for it.
     pub async fn take(&self, seconds: f64) -> Place {
         let wake = {
             let mut state = lock(&self.state);
@@ -128,11 +104,15 @@ impl Drop for Place {
     }
 }
 
-/// Gives a freed place to the longest waiter still waiting, or back to the free ones.
+/// Gives a freed place to the waiter expected to take longest (of those, the first to ask)
+/// that still waits, or back to the free ones.
 fn hand_on(state: &Mutex<State>) {
     let mut state = lock(state);
-    while let Some(waiter) = state.waiting.pop() {
-        if waiter.wake.send(()).is_ok() {
+    while let Some(next) = (0..state.waiting.len()).max_by(|&a, &b| {
+        let (a, b) = (&state.waiting[a], &state.waiting[b]);
+        a.seconds.total_cmp(&b.seconds).then(b.asked.cmp(&a.asked))
+    }) {
+        if state.waiting.swap_remove(next).wake.send(()).is_ok() {
             return;
         }
     }
