@@ -91,7 +91,7 @@ Feature: Beyond the reference operator
     Then it reaches phase Terminating within 30 seconds
     And it stays Terminating for 20 seconds
     And it is gone within 30 seconds
-    And it has an event CompononetDeleted containing "counts as deleted"
+    And it has an event CompononetDeleted containing "counts as deleted" within 10 seconds
     And no pod of it remains
 
   @gpu

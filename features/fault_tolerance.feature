@@ -262,11 +262,11 @@ Feature: Fault tolerance
     And it has the annotations:
       | failureGracePeriodDuration | 0s |
       | retryPausePeriodDuration   | 1s |
-      | retryLimit                 | 2  |
+      | retryLimit                 | 1  |
     When it is submitted to the LocalQueue
-    Then it reaches phase Failed within 3 detection periods
+    Then it reaches phase Failed within 2 detection periods
     And the monitor saw it go from Resetting to Resuming
-    And its resettingCount is 2
+    And its resettingCount is 1
     And it matches within 30 seconds:
       """
       status:

@@ -68,6 +68,7 @@ async fn refuses() -> anyhow::Result<()> {
     options.filters.clear();
     options.tags = None;
     options.retries = 0;
+    options.starved_reruns = 0;
     options.report_dir = options.report_dir.join("monitor-refuses");
     let junit = options.junit_path();
     let summary = run_suite(options).await?;

@@ -152,6 +152,13 @@ impl Counter {
         println(line);
     }
 
+    /// `more` items to do beyond those it started with (scenarios that run again).
+    pub fn add_to_total(&self, more: u64) {
+        if let Some(bar) = &self.bar {
+            bar.inc_length(more);
+        }
+    }
+
     /// What the bar says beside the count (failures so far, the slowest running).
     pub fn set_message(&self, message: String) {
         if let Some(bar) = &self.bar {

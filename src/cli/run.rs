@@ -143,6 +143,17 @@ pub struct RunArgs {
     /// Run a failed scenario again, up to N times; one that then passes is reported flaky.
     #[arg(long, env = "AWCONF_RETRIES", value_name = "N", default_value_t = 0)]
     retries: usize,
+    /// Run the scenarios whose failure says nothing of the controller (the machine starved of
+    /// CPU, a stand probe of 500 ms or more; or only states the monitor could not check) again
+    /// once the others are done, up to N times; one that then passes is reported flaky. 0
+    /// never runs them again.
+    #[arg(
+        long,
+        env = "AWCONF_STARVED_RERUNS",
+        value_name = "N",
+        default_value_t = 1
+    )]
+    starved_reruns: usize,
     /// Leave a failed scenario's namespace and objects in place.
     #[arg(long, env = "AWCONF_KEEP_ON_FAILURE")]
     keep_on_failure: bool,
@@ -284,6 +295,7 @@ impl RunArgs {
         options.features =
             FeatureSet::from_dirs(self.features, self.only_features).map_err(anyhow::Error::msg)?;
         options.retries = self.retries;
+        options.starved_reruns = self.starved_reruns;
         options.keep_on_failure = self.keep_on_failure;
         options.concurrency = self.concurrency;
         options.monitor_from_log = self.monitor_source == MonitorSource::AuditLog;

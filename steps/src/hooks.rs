@@ -140,7 +140,7 @@ pub async fn after(
 async fn finish(w: &mut AwWorld, text: ScenarioText, step_failure: Option<String>) -> Vec<String> {
     let mut problems = Vec::new();
     if w.ns.is_empty() {
-        record(w, text, step_failure, None, Vec::new());
+        record(w, text, step_failure, None, Vec::new(), false);
         return problems;
     }
     // A controller upgrade that did not happen: the controller under test takes over, so that
@@ -221,7 +221,12 @@ async fn finish(w: &mut AwWorld, text: ScenarioText, step_failure: Option<String
     w.monitor()
         .settle(&w.ns, crate::monitor::audit_log::SETTLE)
         .await;
-    for violation in w.monitor().violations_in(&w.ns) {
+    let violations = w.monitor().violations_in(&w.ns);
+    let unchecked_only = step_failure.is_none()
+        && problems.is_empty()
+        && !violations.is_empty()
+        && violations.iter().all(|v| v.is_unchecked());
+    for violation in violations {
         problems.push(format!("invariant violated: {violation}"));
     }
     if !problems.is_empty() && artifacts_dir.is_none() {
@@ -255,7 +260,7 @@ async fn finish(w: &mut AwWorld, text: ScenarioText, step_failure: Option<String
         tracing::warn!("events of {}: {e}", w.ns);
         Vec::new()
     });
-    record(w, text, failure, artifacts_dir, events);
+    record(w, text, failure, artifacts_dir, events, unchecked_only);
     if !keep && let Err(e) = delete_namespace(w).await {
         tracing::warn!("deleting namespace {}: {e:#}", w.ns);
     }
@@ -290,6 +295,7 @@ fn record(
     failure: Option<String>,
     artifacts: Option<std::path::PathBuf>,
     events: Vec<events::EventRecord>,
+    unchecked_only: bool,
 ) {
     let transitions = w
         .monitor()
@@ -311,6 +317,8 @@ fn record(
         appwrappers: w.monitor().take_history(&w.ns),
         events,
         finished_at: Some(chrono::Utc::now()),
+        slowest_stand_probe: crate::latency::slowest_stand_probe(w.started.elapsed()),
+        unchecked_only,
         ..ScenarioRecord::default()
     });
 }

@@ -14,6 +14,7 @@ pub mod logging;
 pub mod matcher;
 pub mod parameters;
 pub mod plan;
+pub mod reruns;
 pub mod run_context;
 pub mod serial_offers;
 pub mod steps;

@@ -137,7 +137,8 @@ impl Selection {
     }
 }
 
-fn plural(n: usize) -> &'static str {
+/// The `s` of a plural noun after `n`.
+pub(crate) fn plural(n: usize) -> &'static str {
     if n == 1 { "" } else { "s" }
 }
 

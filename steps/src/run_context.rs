@@ -20,7 +20,8 @@ pub use environment::{FLAVOR, FLAVOR_TOLERATION_KEY};
 
 /// Scenarios' own clusters up at once (each a control plane, Kueue and a controller; on 2
 /// cores the reference suite ended in 209 s with 8, 273 s with 5, 392 to 438 s with 3, all
-/// passing; with 16, starting them all at once took 108 s and 8 scenarios failed), fewer
+/// passing; with 10 in 263 s, the load at 11 and its longest scenario 184 s instead of 129 s;
+/// with 16, starting them all at once took 108 s and 8 scenarios failed), fewer
 /// where this user's inotify instances would not hold them ([`clusters::inotify`]).
 pub const OWN_CLUSTERS: usize = 8;
 

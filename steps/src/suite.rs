@@ -1,6 +1,7 @@
 //! One run of the suite: the cluster with Kueue, the controller under test, the invariant
 //! monitor, cucumber over the feature files, and the reports.
 
+use std::collections::{BTreeMap, BTreeSet};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -16,9 +17,9 @@ use crate::options::{
     CONTROLLER_UPGRADE_TAG, ControllerMode, ControllerUpgrade, KUEUE_UPGRADE_TAG, KueueUpgrade,
     SuiteOptions,
 };
-use crate::plan::{Plan, Prepared};
+use crate::plan::{Plan, Prepared, plural};
 use crate::report::Summary;
-use crate::report::gherkin::ScenarioText;
+use crate::report::gherkin::{ScenarioKey, ScenarioText};
 use crate::report::{self, Report, Skipped, Status};
 use crate::run_context::{self, KueueHandle, PendingUpgrade, RunContext};
 use crate::serial_offers::{Isolation, Offers};
@@ -177,7 +178,33 @@ pub async fn run_plan(options: SuiteOptions, plan: Plan) -> anyhow::Result<Summa
         kueue: upgrade,
         controller: controller_upgrade,
     };
-    let run = run_features(&context, plan, upgrades).await;
+    let mut run = run_features(&context, &plan, &upgrades, None).await;
+    let mut rerun_because = BTreeMap::new();
+    for round in 1..=context.options.starved_reruns {
+        if run.is_err() {
+            break;
+        }
+        let again = crate::reruns::inconclusive_failures(
+            &report::attempts::merge(context.records()),
+            |record| may_run_twice(context.isolation, &record.text.tags),
+        );
+        if again.is_empty() {
+            break;
+        }
+        println!(
+            "awconf: {} scenario{} failed in a way that says nothing of the controller (the \
+             machine starved of CPU, or states the monitor could not check); running {} again",
+            again.len(),
+            plural(again.len()),
+            if again.len() == 1 { "it" } else { "them" },
+        );
+        if let Some(progress) = &context.progress {
+            progress.add_to_total(again.len());
+        }
+        let keys = again.keys().cloned().collect();
+        rerun_because.extend(again);
+        run = run_features(&context, &plan, &upgrades, Some(Rerun { round, keys })).await;
+    }
     let scenarios_done = chrono::Utc::now();
     if let Some(progress) = &context.progress {
         progress.finish();
@@ -196,22 +223,48 @@ pub async fn run_plan(options: SuiteOptions, plan: Plan) -> anyhow::Result<Summa
         scenarios_done,
         ended: chrono::Utc::now(),
     };
-    summarize(&context, started.elapsed(), moments, not_selected)
+    summarize(
+        &context,
+        started.elapsed(),
+        moments,
+        not_selected,
+        &rerun_because,
+    )
 }
 
-/// Runs cucumber over the plan's features.
-async fn run_features(h: &RunContext, plan: Plan, upgrades: Upgrades) -> anyhow::Result<()> {
+/// Whether a scenario can run a second time in a run: the `@kueue-upgrade` scenario upgrades
+/// the run's own Kueue unless it has a cluster of its own.
+fn may_run_twice(isolation: Offers, tags: &[String]) -> bool {
+    isolation.kueue_upgrade == Isolation::OwnCluster || !tags.iter().any(|t| t == KUEUE_UPGRADE_TAG)
+}
+
+/// A second pass over the scenarios whose failure said nothing of the controller
+/// ([`crate::reruns`]).
+struct Rerun {
+    round: usize,
+    keys: BTreeSet<ScenarioKey>,
+}
+
+/// Runs cucumber over the plan's features; with `rerun`, over those scenarios only.
+async fn run_features(
+    h: &RunContext,
+    plan: &Plan,
+    upgrades: &Upgrades,
+    rerun: Option<Rerun>,
+) -> anyhow::Result<()> {
     let o = &h.options;
-    let json_path = o.report_dir.join("cucumber.json");
+    let json_path = o.report_dir.join(match &rerun {
+        None => "cucumber.json".to_string(),
+        Some(again) => format!("cucumber-rerun-{}.json", again.round),
+    });
     let json = std::fs::File::create(&json_path)
         .with_context(|| format!("creating {}", json_path.display()))?;
     let mode = o.controller.clone();
     let offers = h.isolation;
     let capabilities = h.capabilities;
-    let Plan {
-        features,
-        selection,
-    } = plan;
+    let (features, selection) = (plan.features.clone(), plan.selection.clone());
+    let only = rerun.map(|again| again.keys);
+    let upgrades = upgrades.clone();
     let excluded = Arc::clone(&h.excluded);
     let versions = StandVersions::of(
         o.kueue.release_version().map(|v| v.to_string()).as_deref(),
@@ -256,6 +309,9 @@ async fn run_features(h: &RunContext, plan: Plan, upgrades: Upgrades) -> anyhow:
             if !selection.selects(feature, rule, scenario) {
                 return false;
             }
+            if let Some(only) = &only {
+                return only.contains(&ScenarioKey::of(feature, scenario));
+            }
             let tags = feature
                 .tags
                 .iter()
@@ -281,6 +337,7 @@ async fn run_features(h: &RunContext, plan: Plan, upgrades: Upgrades) -> anyhow:
 }
 
 /// What a run does about the scenarios that upgrade Kueue and the controller.
+#[derive(Clone)]
 pub struct Upgrades {
     pub kueue: KueueUpgrade,
     pub controller: ControllerUpgrade,
@@ -335,11 +392,18 @@ fn summarize(
     duration: Duration,
     moments: report::time_spent::Moments,
     not_selected: usize,
+    rerun_because: &BTreeMap<ScenarioKey, String>,
 ) -> anyhow::Result<Summary> {
     let mut runs = h.steps.take();
     let mut records = report::attempts::merge(h.records());
     for record in &mut records {
         record.run = runs.remove(&record.text.key).unwrap_or_default();
+        if let (Some(why), Some(before)) = (
+            rerun_because.get(&record.text.key),
+            record.earlier.last_mut(),
+        ) {
+            before.rerun_because = Some(why.clone());
+        }
     }
     let skipped = h.excluded.lock().map(|l| l.clone()).unwrap_or_default();
     let coverage = h.monitor.coverage();
@@ -393,7 +457,7 @@ fn summarize(
     let context = format!(
         "controller under test: {}; Kueue {}; Kubernetes {}; {} scenarios at most at once; \
          timing windows allow {}s more on their late side (measured at the start; up to {}s while \
-         the stand or the controller was slower; its slowest reaction took {} ms){}",
+         the stand or the controller was slower; its slowest reaction took {} ms){}{}",
         h.options.controller.name(),
         h.options.kueue.label(),
         h.kubernetes.as_deref().unwrap_or("(version unknown)"),
@@ -405,6 +469,13 @@ fn summarize(
             0 => String::new(),
             1 => "; a failed scenario retried once".into(),
             n => format!("; a failed scenario retried up to {n} times"),
+        },
+        match rerun_because.len() {
+            0 => String::new(),
+            n => format!(
+                "; {n} scenario{} whose failure said nothing of the controller ran again",
+                plural(n)
+            ),
         }
     );
     let rendering = Instant::now();
@@ -444,6 +515,30 @@ mod tests {
             &StandVersions::default(),
             tags,
         )
+    }
+
+    #[test]
+    fn the_kueue_upgrade_runs_twice_only_on_a_cluster_of_its_own() {
+        let offers = |kueue_upgrade| Offers {
+            own_controller: Isolation::Alone,
+            kueue_upgrade,
+        };
+        let upgrade = [KUEUE_UPGRADE_TAG.to_string()];
+        let other = ["serial".to_string()];
+        // (where the upgrade runs, the scenario's tags) → may run twice
+        let table: [(Isolation, &[String], bool); 4] = [
+            (Isolation::OwnCluster, &upgrade, true),
+            (Isolation::Alone, &upgrade, false),
+            (Isolation::Alone, &other, true),
+            (Isolation::Alone, &[], true),
+        ];
+        for (isolation, tags, expected) in table {
+            assert_eq!(
+                may_run_twice(offers(isolation), tags),
+                expected,
+                "{isolation:?} {tags:?}"
+            );
+        }
     }
 
     #[test]

@@ -13,7 +13,7 @@ use crate::report::ScenarioRecord;
 
 pub struct SuiteProgress {
     counter: Counter,
-    total: usize,
+    total: AtomicUsize,
     done: AtomicUsize,
     failed: AtomicUsize,
     running: Mutex<BTreeMap<String, Instant>>,
@@ -23,11 +23,18 @@ impl SuiteProgress {
     pub fn new(total: usize) -> Self {
         SuiteProgress {
             counter: Counter::start(total as u64, "scenarios"),
-            total,
+            total: AtomicUsize::new(total),
             done: AtomicUsize::new(0),
             failed: AtomicUsize::new(0),
             running: Mutex::default(),
         }
+    }
+
+    /// `more` attempts to come beyond one per scenario: a retry, or the scenarios that run
+    /// again at the end.
+    pub fn add_to_total(&self, more: usize) {
+        self.total.fetch_add(more, Ordering::Relaxed);
+        self.counter.add_to_total(more as u64);
     }
 
     pub fn started(&self, title: &str) {
@@ -46,7 +53,8 @@ impl SuiteProgress {
         if !record.passed {
             self.failed.fetch_add(1, Ordering::Relaxed);
         }
-        self.counter.advance(&line(done, self.total, record));
+        let total = self.total.load(Ordering::Relaxed).max(done);
+        self.counter.advance(&line(done, total, record));
         self.refresh();
     }
 

@@ -12,6 +12,7 @@ impl Attempt {
             namespace: record.namespace,
             seconds: record.seconds,
             artifacts: record.artifacts,
+            rerun_because: None,
         }
     }
 }

@@ -331,6 +331,7 @@ mod tests {
             reason: (status == Status::Skipped).then(|| "@extension".to_string()),
             failure: None,
             behaviours: Vec::new(),
+            slowest_stand_probe_ms: None,
         }
     }
 

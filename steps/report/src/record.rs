@@ -21,6 +21,8 @@ pub struct Attempt {
     pub failure: String,
     pub seconds: f64,
     pub artifacts: Option<PathBuf>,
+    /// Why it ran again, when it was not for `--retries`.
+    pub rerun_because: Option<String>,
 }
 
 /// How one scenario went.
@@ -50,6 +52,11 @@ pub struct ScenarioRecord {
     /// The Events of its namespace when it ended.
     pub events: Vec<EventRecord>,
     pub finished_at: Option<DateTime<Utc>>,
+    /// The slowest probe of the stand while it ran: how starved of CPU the machine was.
+    pub slowest_stand_probe: std::time::Duration,
+    /// It failed only for states the monitor could not check (`Violation::is_unchecked`),
+    /// and nothing it checked was wrong.
+    pub unchecked_only: bool,
 }
 
 impl ScenarioRecord {

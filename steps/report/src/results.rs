@@ -36,6 +36,10 @@ pub struct ScenarioResult {
     /// format 1: an older file names none.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub behaviours: Vec<String>,
+    /// Its last attempt's slowest stand probe, in milliseconds: how starved of CPU the
+    /// machine was while it ran. Added within format 1.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub slowest_stand_probe_ms: Option<u64>,
 }
 
 #[derive(Serialize, Deserialize, Clone, Debug, PartialEq)]
@@ -64,6 +68,7 @@ impl RunResults {
                 .map(str::to_string),
             failure: r.failure.clone(),
             behaviours: behaviours(&r.text.tags),
+            slowest_stand_probe_ms: Some(r.slowest_stand_probe.as_millis() as u64),
         });
         let skipped = report.skipped.iter().map(|s| ScenarioResult {
             feature: s.feature.clone(),
@@ -74,6 +79,7 @@ impl RunResults {
             reason: Some(s.reason.clone()),
             failure: None,
             behaviours: behaviours(&s.text.tags),
+            slowest_stand_probe_ms: None,
         });
         RunResults {
             format: FORMAT,

@@ -82,6 +82,9 @@ fn earlier_attempts(r: &ScenarioRecord) -> Markup {
                     @if attempt.artifacts.is_some() {
                         " (" a href={ "../" (attempt.namespace) "/" } { "artifacts" } ")"
                     }
+                    @if let Some(why) = &attempt.rerun_because {
+                        p { "Run again: " (why) }
+                    }
                     pre.failure { (attempt.failure) }
                 }
             }
@@ -431,6 +434,7 @@ mod tests {
                 failure: "deadline <missed>".into(),
                 seconds: 31.0,
                 artifacts: Some("scenarios/aw-1".into()),
+                rerun_because: Some("the machine was starved".into()),
             }],
             ..ScenarioRecord::default()
         };
@@ -438,6 +442,7 @@ mod tests {
         for want in [
             "<span class=\"flaky\">flaky</span>",
             "; passed on attempt 2",
+            "Run again: the machine was starved",
             "<h3>Earlier attempts</h3>",
             "31.0 s in namespace <code>aw-1</code> (<a href=\"../aw-1/\">artifacts</a>)",
             "<pre class=\"failure\">deadline &lt;missed&gt;</pre>",

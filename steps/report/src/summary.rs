@@ -290,6 +290,7 @@ mod tests {
             reason: None,
             failure: None,
             behaviours: Vec::new(),
+            slowest_stand_probe_ms: None,
         }
     }
 

@@ -43,6 +43,10 @@ pub struct SuiteOptions {
     pub features: FeatureSet,
     /// How many times a failed scenario is run again; one that passes on a retry is flaky.
     pub retries: usize,
+    /// How many times the scenarios that failed while the machine was starved of CPU run
+    /// again once the others are done (see `reruns` in the steps); one that then passes is
+    /// flaky.
+    pub starved_reruns: usize,
     /// Where the JUnit XML goes; `None` means `<report_dir>/junit.xml`.
     pub junit: Option<PathBuf>,
     /// Reports (JUnit, cucumber JSON, HTML) and the artifacts of failed scenarios.
@@ -75,6 +79,7 @@ impl Default for SuiteOptions {
             filters: Vec::new(),
             features: FeatureSet::BuiltIn,
             retries: 0,
+            starved_reruns: 1,
             junit: None,
             // Relative to the working directory: the workspace under `cargo test`.
             report_dir: Path::new("target").join("awconf-report"),
