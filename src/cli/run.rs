@@ -144,9 +144,9 @@ pub struct RunArgs {
     #[arg(long, env = "AWCONF_RETRIES", value_name = "N", default_value_t = 0)]
     retries: usize,
     /// Run the scenarios whose failure says nothing of the controller (the machine starved of
-    /// CPU, a stand probe of 500 ms or more; or only states the monitor could not check) again
-    /// once the others are done, up to N times; one that then passes is reported flaky. 0
-    /// never runs them again.
+    /// CPU, a stand probe of 500 ms or more; only states the monitor could not check; or a
+    /// window's step that could not tell) again once the others are done, up to N times; one
+    /// that then passes is reported flaky. 0 never runs them again.
     #[arg(
         long,
         env = "AWCONF_STARVED_RERUNS",

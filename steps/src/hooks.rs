@@ -140,7 +140,7 @@ pub async fn after(
 async fn finish(w: &mut AwWorld, text: ScenarioText, step_failure: Option<String>) -> Vec<String> {
     let mut problems = Vec::new();
     if w.ns.is_empty() {
-        record(w, text, step_failure, None, Vec::new(), false);
+        record(w, text, step_failure, None, Vec::new(), None);
         return problems;
     }
     // A controller upgrade that did not happen: the controller under test takes over, so that
@@ -222,10 +222,8 @@ async fn finish(w: &mut AwWorld, text: ScenarioText, step_failure: Option<String
         .settle(&w.ns, crate::monitor::audit_log::SETTLE)
         .await;
     let violations = w.monitor().violations_in(&w.ns);
-    let unchecked_only = step_failure.is_none()
-        && problems.is_empty()
-        && !violations.is_empty()
-        && violations.iter().all(|v| v.is_unchecked());
+    let undecided = w.undecided.lock().ok().and_then(|u| u.clone());
+    let inconclusive = inconclusive(step_failure.is_some(), undecided, &problems, &violations);
     for violation in violations {
         problems.push(format!("invariant violated: {violation}"));
     }
@@ -260,7 +258,7 @@ async fn finish(w: &mut AwWorld, text: ScenarioText, step_failure: Option<String
         tracing::warn!("events of {}: {e}", w.ns);
         Vec::new()
     });
-    record(w, text, failure, artifacts_dir, events, unchecked_only);
+    record(w, text, failure, artifacts_dir, events, inconclusive);
     if !keep && let Err(e) = delete_namespace(w).await {
         tracing::warn!("deleting namespace {}: {e:#}", w.ns);
     }
@@ -279,6 +277,29 @@ async fn finish(w: &mut AwWorld, text: ScenarioText, step_failure: Option<String
     problems
 }
 
+/// Why a scenario's failure says nothing of the controller, when it does not: its step
+/// failed only because it could not judge (`undecided`), or it failed only for states the
+/// monitor could not check; in both, with nothing else wrong.
+fn inconclusive(
+    step_failed: bool,
+    undecided: Option<String>,
+    problems: &[String],
+    violations: &[crate::monitor::Violation],
+) -> Option<String> {
+    if !problems.is_empty() || !violations.iter().all(|v| v.is_unchecked()) {
+        return None;
+    }
+    match (step_failed, undecided) {
+        (true, Some(why)) => Some(format!("a step could not judge what it checks: {why}")),
+        (false, _) if !violations.is_empty() => Some(
+            "the monitor could not check some of its states (see the failure) and found \
+             nothing wrong in those it checked"
+                .to_string(),
+        ),
+        _ => None,
+    }
+}
+
 async fn save_artifacts(w: &AwWorld, failure: &str) -> Option<std::path::PathBuf> {
     match failure_bundle::collect(w, failure).await {
         Ok(dir) => Some(dir),
@@ -295,7 +316,7 @@ fn record(
     failure: Option<String>,
     artifacts: Option<std::path::PathBuf>,
     events: Vec<events::EventRecord>,
-    unchecked_only: bool,
+    inconclusive: Option<String>,
 ) {
     let transitions = w
         .monitor()
@@ -318,7 +339,7 @@ fn record(
         events,
         finished_at: Some(chrono::Utc::now()),
         slowest_stand_probe: crate::latency::slowest_stand_probe(w.started.elapsed()),
-        unchecked_only,
+        inconclusive,
         ..ScenarioRecord::default()
     });
 }
@@ -488,6 +509,7 @@ mod tests {
 
     use super::*;
     use crate::features::parse_text;
+    use crate::monitor::Violation;
 
     const OWN: Isolation = Isolation::OwnController;
     const CLUSTER: Isolation = Isolation::OwnCluster;
@@ -516,5 +538,46 @@ mod tests {
         };
         assert_eq!(is_serial(offers, &feature, None, scenario), serial);
         assert_eq!(isolation(offers, &feature, None, scenario), gets);
+    }
+
+    fn violation(message: &str) -> Violation {
+        Violation {
+            namespace: "ns".into(),
+            name: "a".into(),
+            message: message.into(),
+            before: None,
+            after: String::new(),
+            at: chrono::Utc::now(),
+        }
+    }
+
+    #[test]
+    fn only_a_failure_that_could_not_judge_is_inconclusive() {
+        let unchecked = || violation(crate::monitor::findings::OUT_OF_ORDER);
+        let broken = || violation("phase Succeeded: QuotaReserved must be False");
+        let why = || Some("began late".to_string());
+        let problem = || vec!["a leftover pod".to_string()];
+        /// A finished scenario: whether a step failed, whether it could not judge, its other
+        /// problems and its violations; and whether that is inconclusive.
+        struct Row(bool, Option<String>, Vec<String>, Vec<Violation>, bool);
+        let table = [
+            Row(true, why(), vec![], vec![], true),
+            Row(true, why(), vec![], vec![unchecked()], true),
+            Row(true, None, vec![], vec![], false),
+            Row(true, why(), problem(), vec![], false),
+            Row(true, why(), vec![], vec![broken()], false),
+            Row(false, None, vec![], vec![unchecked()], true),
+            Row(false, None, vec![], vec![unchecked(), broken()], false),
+            Row(false, None, vec![], vec![], false),
+        ];
+        for (row, Row(failed, undecided, problems, violations, expected)) in
+            table.into_iter().enumerate()
+        {
+            assert_eq!(
+                inconclusive(failed, undecided, &problems, &violations).is_some(),
+                expected,
+                "row {row}"
+            );
+        }
     }
 }

@@ -1,7 +1,8 @@
 //! A scenario whose failure says nothing of the controller runs once more when the others are
 //! done: one that failed while the machine was starved of CPU, or only for states the monitor
 //! could not check (the stand's audit log wrote one out of order, say) while nothing it
-//! checked was wrong. What a starved machine delays (the controller's reconcile, Kueue, the
+//! checked was wrong, or because a window's step began after its window opened and found the
+//! change already made, so that it could not tell whether the change came early. What a starved machine delays (the controller's reconcile, Kueue, the
 //! API server, the harness's own set-up) is not what a scenario judges. A fault a scenario
 //! exists for fails the second attempt as surely as the first, so it is still refused; a
 //! scenario that passes only then is reported flaky, with why it ran again. Any other failure
@@ -34,14 +35,10 @@ pub fn starved(slowest_stand_probe: Duration) -> Option<String> {
 
 /// Why a failed attempt says nothing of the controller, if it does not.
 pub fn inconclusive(record: &ScenarioRecord) -> Option<String> {
-    match record.unchecked_only {
-        true => Some(
-            "the monitor could not check some of its states (see the failure) and found \
-             nothing wrong in those it checked"
-                .to_string(),
-        ),
-        false => starved(record.slowest_stand_probe),
-    }
+    record
+        .inconclusive
+        .clone()
+        .or_else(|| starved(record.slowest_stand_probe))
 }
 
 /// The scenarios to run again, with why: those whose last attempt (of `records`, merged)
@@ -104,9 +101,9 @@ mod tests {
     }
 
     #[test]
-    fn a_failure_only_for_unchecked_states_runs_again_on_a_quiet_machine() {
+    fn an_inconclusive_failure_runs_again_on_a_quiet_machine() {
         let mut unchecked = record(1, false, 10);
-        unchecked.unchecked_only = true;
+        unchecked.inconclusive = Some("the monitor could not check".into());
         let records = [unchecked, record(2, false, 10)];
         let again = inconclusive_failures(&records, |_| true);
         assert_eq!(again.keys().map(|k| k.line).collect::<Vec<_>>(), vec![1]);

@@ -193,7 +193,8 @@ pub async fn run_plan(options: SuiteOptions, plan: Plan) -> anyhow::Result<Summa
         }
         println!(
             "awconf: {} scenario{} failed in a way that says nothing of the controller (the \
-             machine starved of CPU, or states the monitor could not check); running {} again",
+             machine starved of CPU, states the monitor could not check, or a step that could \
+             not tell); running {} again",
             again.len(),
             plural(again.len()),
             if again.len() == 1 { "it" } else { "them" },

@@ -97,6 +97,10 @@ pub struct AwWorld {
     /// The moments the timing windows' steps measured from, by AppWrapper and kind: a later
     /// window may need one its condition no longer shows.
     pub moments: std::sync::Mutex<BTreeMap<(String, String), chrono::DateTime<chrono::Utc>>>,
+    /// Why a step could not judge what it checks (a window's step that began after the window
+    /// opened and found the change already made), when one could not: its failure then says
+    /// nothing of the controller.
+    pub undecided: std::sync::Mutex<Option<String>>,
 }
 
 /// What the API server answered to a creation or update the scenario tried.
@@ -149,6 +153,7 @@ impl AwWorld {
             upgrade_from: None,
             settings_to_restore: None,
             moments: std::sync::Mutex::default(),
+            undecided: std::sync::Mutex::default(),
         })
     }
 
@@ -324,6 +329,13 @@ impl AwWorld {
             .await
             .context("applying the ClusterQueue")?;
         Ok(())
+    }
+
+    /// Records that a step could not judge what it checks, and why.
+    pub fn undecided(&self, why: String) {
+        if let Ok(mut undecided) = self.undecided.lock() {
+            undecided.get_or_insert(why);
+        }
     }
 
     /// Records what a step did, for the artifacts of a failed scenario.

@@ -54,9 +54,10 @@ pub struct ScenarioRecord {
     pub finished_at: Option<DateTime<Utc>>,
     /// The slowest probe of the stand while it ran: how starved of CPU the machine was.
     pub slowest_stand_probe: std::time::Duration,
-    /// It failed only for states the monitor could not check (`Violation::is_unchecked`),
-    /// and nothing it checked was wrong.
-    pub unchecked_only: bool,
+    /// Why its failure says nothing of the controller, when it does not: only states the
+    /// monitor could not check failed it (`Violation::is_unchecked`), or a step could not judge
+    /// what it checks, and nothing it checked was wrong.
+    pub inconclusive: Option<String>,
 }
 
 impl ScenarioRecord {

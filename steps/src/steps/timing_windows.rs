@@ -177,30 +177,67 @@ pub struct Window {
     pub to: u64,
 }
 
+/// Why a change was not placed inside its window.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Misplaced {
+    /// It certainly came before the window opened, `by` seconds after the moment.
+    Early { by: f64, window: Window },
+    /// It certainly came after the window and its slack closed.
+    Late {
+        after: f64,
+        slack: f64,
+        window: Window,
+    },
+    /// It was already so when the step began, after the window opened: the step cannot tell
+    /// whether it came early, and says nothing of the controller.
+    Undecided { by: f64, window: Window },
+}
+
+impl std::fmt::Display for Misplaced {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Misplaced::Early { by, window } => write!(
+                f,
+                "it came {by:.1}s after, before the window of {}s to {}s",
+                window.from, window.to
+            ),
+            Misplaced::Late {
+                after,
+                slack,
+                window,
+            } => write!(
+                f,
+                "it came after {after:.1}s, past the window of {}s to {}s (and {slack:.0}s of \
+                 slack)",
+                window.from, window.to
+            ),
+            Misplaced::Undecided { by, window } => write!(
+                f,
+                "it was already so when the step began, {by:.1}s after: the step cannot tell \
+                 whether it came before {}s; begin the step earlier",
+                window.from
+            ),
+        }
+    }
+}
+
 impl Window {
     /// Places a change known to have come after `after` (None: it was already there at the
     /// first read) and by `by`, both in seconds since the moment, allowing `slack` seconds on
     /// the late side. Fails only when the change certainly came outside the window, or when it
     /// cannot tell.
-    pub fn place(&self, after: Option<f64>, by: f64, slack: f64) -> Result<(), String> {
-        let (from, to) = (self.from as f64, self.to as f64);
-        if by < from {
-            return Err(format!(
-                "it came {by:.1}s after, before the window of {}s to {}s",
-                self.from, self.to
-            ));
+    pub fn place(&self, after: Option<f64>, by: f64, slack: f64) -> Result<(), Misplaced> {
+        let window = *self;
+        if by < self.from as f64 {
+            return Err(Misplaced::Early { by, window });
         }
         match after {
-            Some(after) if after > to + slack => Err(format!(
-                "it came after {after:.1}s, past the window of {}s to {}s (and {slack:.0}s of \
-                 slack)",
-                self.from, self.to
-            )),
-            None if self.from > 0 => Err(format!(
-                "it was already so when the step began, {by:.1}s after: the step cannot tell \
-                 whether it came before {}s; begin the step earlier",
-                self.from
-            )),
+            Some(after) if after > self.to as f64 + slack => Err(Misplaced::Late {
+                after,
+                slack,
+                window,
+            }),
+            None if self.from > 0 => Err(Misplaced::Undecided { by, window }),
             _ => Ok(()),
         }
     }
@@ -314,10 +351,16 @@ where
                     last_miss = Some(last_miss.map_or(after, |miss| miss.max(after)));
                     by = by.min(seconds_between(origin, before));
                 }
-                return window
-                    .place(last_miss, by, late_slack(by))
-                    .map(|()| by)
-                    .map_err(context);
+                return match window.place(last_miss, by, late_slack(by)) {
+                    Ok(()) => Ok(by),
+                    Err(misplaced) => {
+                        let failure = context(misplaced.to_string());
+                        if let Misplaced::Undecided { .. } = misplaced {
+                            w.undecided(format!("{failure:#}"));
+                        }
+                        Err(failure)
+                    }
+                };
             }
             Ok(Check::Never(why)) => return Err(context(why)),
             Ok(Check::NotYet(seen)) if window.is_over(started, late_slack(started)) => {
@@ -570,9 +613,11 @@ mod tests {
     fn a_change_that_certainly_came_early_or_late_fails() {
         let window = Window { from: 5, to: 15 };
         let early = window.place(Some(3.0), 4.9, TRUNCATION).unwrap_err();
-        assert!(early.contains("before the window"), "{early}");
+        assert!(matches!(early, Misplaced::Early { .. }), "{early}");
+        assert!(early.to_string().contains("before the window"), "{early}");
         let late = window.place(Some(16.2), 16.4, TRUNCATION).unwrap_err();
-        assert!(late.contains("past the window"), "{late}");
+        assert!(matches!(late, Misplaced::Late { .. }), "{late}");
+        assert!(late.to_string().contains("past the window"), "{late}");
         assert_eq!(
             window.place(Some(16.2), 16.4, 3.0),
             Ok(()),
@@ -585,13 +630,12 @@ mod tests {
     fn a_change_already_there_proves_no_lower_bound() {
         let window = Window { from: 5, to: 15 };
         let err = window.place(None, 7.0, TRUNCATION).unwrap_err();
-        assert!(err.contains("cannot tell"), "{err}");
-        assert!(
-            window
-                .place(None, 4.0, TRUNCATION)
-                .unwrap_err()
-                .contains("before")
-        );
+        assert!(matches!(err, Misplaced::Undecided { .. }), "{err}");
+        assert!(err.to_string().contains("cannot tell"), "{err}");
+        assert!(matches!(
+            window.place(None, 4.0, TRUNCATION),
+            Err(Misplaced::Early { .. })
+        ));
         assert_eq!(
             Window { from: 0, to: 5 }.place(None, 1.0, TRUNCATION),
             Ok(())
