@@ -178,34 +178,8 @@ pub async fn run_plan(options: SuiteOptions, plan: Plan) -> anyhow::Result<Summa
         kueue: upgrade,
         controller: controller_upgrade,
     };
-    let mut run = run_features(&context, &plan, &upgrades, None).await;
-    let mut rerun_because = BTreeMap::new();
-    for round in 1..=context.options.starved_reruns {
-        if run.is_err() {
-            break;
-        }
-        let again = crate::reruns::inconclusive_failures(
-            &report::attempts::merge(context.records()),
-            |record| may_run_twice(context.isolation, &record.text.tags),
-        );
-        if again.is_empty() {
-            break;
-        }
-        println!(
-            "awconf: {} scenario{} failed in a way that says nothing of the controller (the \
-             machine starved of CPU, states the monitor could not check, or a step that could \
-             not tell); running {} again",
-            again.len(),
-            plural(again.len()),
-            if again.len() == 1 { "it" } else { "them" },
-        );
-        if let Some(progress) = &context.progress {
-            progress.add_to_total(again.len());
-        }
-        let keys = again.keys().cloned().collect();
-        rerun_because.extend(again);
-        run = run_features(&context, &plan, &upgrades, Some(Rerun { round, keys })).await;
-    }
+    let first = run_features(&context, &plan, &upgrades, None).await;
+    let (run, rerun_because) = run_inconclusive_again(&context, &plan, &upgrades, first).await;
     let scenarios_done = chrono::Utc::now();
     if let Some(progress) = &context.progress {
         progress.finish();
@@ -231,6 +205,46 @@ pub async fn run_plan(options: SuiteOptions, plan: Plan) -> anyhow::Result<Summa
         not_selected,
         &rerun_because,
     )
+}
+
+/// Runs the scenarios whose last attempt failed in a way that says nothing of the controller
+/// again, up to `--starved-reruns` rounds, after `first` (the run of every scenario). Returns
+/// the last round's result and why each scenario ran again.
+async fn run_inconclusive_again(
+    context: &RunContext,
+    plan: &Plan,
+    upgrades: &Upgrades,
+    first: anyhow::Result<()>,
+) -> (anyhow::Result<()>, BTreeMap<ScenarioKey, String>) {
+    let mut run = first;
+    let mut rerun_because = BTreeMap::new();
+    for round in 1..=context.options.starved_reruns {
+        if run.is_err() {
+            break;
+        }
+        let again = crate::reruns::inconclusive_failures(
+            &report::attempts::merge(context.records()),
+            |record| may_run_twice(context.isolation, &record.text.tags),
+        );
+        if again.is_empty() {
+            break;
+        }
+        println!(
+            "awconf: {} scenario{} failed in a way that says nothing of the controller (the \
+             machine starved of CPU, states the monitor could not check, or a step that could \
+             not tell); running {} again",
+            again.len(),
+            plural(again.len()),
+            if again.len() == 1 { "it" } else { "them" },
+        );
+        if let Some(progress) = &context.progress {
+            progress.add_to_total(again.len());
+        }
+        let keys = again.keys().cloned().collect();
+        rerun_because.extend(again);
+        run = run_features(context, plan, upgrades, Some(Rerun { round, keys })).await;
+    }
+    (run, rerun_because)
 }
 
 /// Whether a scenario can run a second time in a run: the `@kueue-upgrade` scenario upgrades
