@@ -1,6 +1,6 @@
 //! The bundle kept for a failed scenario: what failed and what the steps did, the events of its
-//! namespace, the YAML of its AppWrappers, Workloads, pods and wrapped objects, and the
-//! controller and Kueue log lines about it.
+//! namespace, the YAML of its AppWrappers, Workloads, pods and wrapped objects, the
+//! controller and Kueue log lines about it, and the logs of its own cluster when it has one.
 
 use std::fmt::Write as _;
 use std::path::PathBuf;
@@ -86,6 +86,17 @@ pub async fn collect(w: &AwWorld, failure: &str) -> anyhow::Result<PathBuf> {
     let names: Vec<String> = w.submitted.iter().chain(w.drafts.keys()).cloned().collect();
     for (label, lines) in w.marks.lines_since(&w.ns, &names) {
         write(&format!("logs/{label}.log"), &(lines.join("\n") + "\n"))?;
+    }
+    if let Some(own) = &w.own_cluster {
+        let kept = dir.join("logs").join("own-cluster");
+        std::fs::create_dir_all(&kept).with_context(|| format!("creating {}", kept.display()))?;
+        for file in own.log_files() {
+            if let Some(name) = file.file_name()
+                && let Err(e) = std::fs::copy(&file, kept.join(name))
+            {
+                tracing::warn!("keeping {}: {e}", file.display());
+            }
+        }
     }
     Ok(dir)
 }

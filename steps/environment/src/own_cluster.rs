@@ -23,7 +23,7 @@ use crate::under_test::ControllerUnderTest;
 use monitor::Monitor;
 
 /// Dropped in field order: the monitor, Kueue, the cluster, then the network namespace. The
-/// cluster is held only to be stopped then.
+/// cluster is held to be stopped then, and for its logs.
 pub struct OwnCluster {
     /// For steps and hooks: requests time out.
     pub client: kube::Client,
@@ -35,7 +35,7 @@ pub struct OwnCluster {
     pub kueue_upgrade: Option<PendingUpgrade>,
     _kueue: Arc<tokio::sync::Mutex<clusters::kueue::Kueue>>,
     kueue_log: PathBuf,
-    _cluster: LocalCluster,
+    cluster: LocalCluster,
     _netns: Option<Netns>,
     /// Holds one of the run's places for own clusters.
     _place: crate::places::Place,
@@ -94,7 +94,7 @@ impl OwnCluster {
             kueue_upgrade,
             _kueue: kueue,
             kueue_log,
-            _cluster: cluster,
+            cluster,
             _netns: netns,
             _place: place,
         };
@@ -103,6 +103,26 @@ impl OwnCluster {
 
     pub fn kueue_log(&self) -> PathBuf {
         self.kueue_log.clone()
+    }
+
+    /// Its logs (the API server's audit log, its components' logs and Kueue's), which go
+    /// with the cluster when it stops: a failed scenario's bundle keeps a copy.
+    pub fn log_files(&self) -> Vec<PathBuf> {
+        let logs = self.cluster.work_dir().join("logs");
+        let mut files: Vec<PathBuf> = std::fs::read_dir(&logs)
+            .map(|entries| {
+                entries
+                    .filter_map(Result::ok)
+                    .map(|entry| entry.path())
+                    .filter(|path| path.is_file())
+                    .collect()
+            })
+            .unwrap_or_default();
+        files.sort();
+        if !files.contains(&self.kueue_log) {
+            files.push(self.kueue_log.clone());
+        }
+        files
     }
 }
 
