@@ -70,9 +70,7 @@ impl OwnCluster {
             Some(from) => clusters::kueue::KueueSource::Release(from),
             None => options.kueue.clone(),
         };
-        let kueue = clusters::kueue::Kueue::start(clusters::shared_kueue::host(&cluster), &source)
-            .await
-            .context("Kueue on the scenario's own cluster")?;
+        let kueue = kueue_up(&cluster, &source).await?;
         let kueue_log = kueue.log_path();
         let kueue = Arc::new(tokio::sync::Mutex::new(kueue));
         let kueue_upgrade = kueue_from.map(|from| {
@@ -142,6 +140,29 @@ async fn cluster_up(options: &SuiteOptions, netns: Option<&Netns>) -> anyhow::Re
             );
             LocalCluster::up(cluster_options()).await.with_context(|| {
                 format!("the scenario's own cluster, tried twice (the first time: {first:#})")
+            })
+        }
+    }
+}
+
+/// Kueue on the scenario's own cluster, with a second try like the cluster's: a Kueue that
+/// exits while starting (in CI once, with nothing in its log) says nothing about the
+/// controller under test.
+async fn kueue_up(
+    cluster: &LocalCluster,
+    source: &clusters::kueue::KueueSource,
+) -> anyhow::Result<clusters::kueue::Kueue> {
+    let start = || clusters::kueue::Kueue::start(clusters::shared_kueue::host(cluster), source);
+    match start().await {
+        Ok(kueue) => Ok(kueue),
+        Err(first) => {
+            tracing::warn!(
+                "Kueue on the scenario's own cluster did not start, trying once more: {first:#}"
+            );
+            start().await.with_context(|| {
+                format!(
+                    "Kueue on the scenario's own cluster, tried twice (the first time: {first:#})"
+                )
             })
         }
     }
