@@ -124,46 +124,45 @@ impl OwnCluster {
     }
 }
 
-/// A stand that did not come up says nothing about the controller under test: it gets a
-/// second try, and the scenario fails only if that one fails too.
+/// A stand that did not come up says nothing about the controller under test: its cluster and
+/// its Kueue (one exited while starting in CI once, with nothing in its log) each get a second
+/// try, and the scenario fails only if that one fails too.
 async fn cluster_up(options: &SuiteOptions, netns: Option<&Netns>) -> anyhow::Result<LocalCluster> {
     let cluster_options = || LocalOptions {
         kubernetes: options.kubernetes.clone(),
         namespace_reach: netns.map(Netns::host_address),
         ..LocalOptions::default()
     };
-    match LocalCluster::up(cluster_options()).await {
-        Ok(cluster) => Ok(cluster),
-        Err(first) => {
-            tracing::warn!(
-                "the scenario's own cluster did not come up, trying once more: {first:#}"
-            );
-            LocalCluster::up(cluster_options()).await.with_context(|| {
-                format!("the scenario's own cluster, tried twice (the first time: {first:#})")
-            })
-        }
-    }
+    twice("the scenario's own cluster", async || {
+        LocalCluster::up(cluster_options()).await
+    })
+    .await
 }
 
-/// Kueue on the scenario's own cluster, with a second try like the cluster's: a Kueue that
-/// exits while starting (in CI once, with nothing in its log) says nothing about the
-/// controller under test.
 async fn kueue_up(
     cluster: &LocalCluster,
     source: &clusters::kueue::KueueSource,
 ) -> anyhow::Result<clusters::kueue::Kueue> {
-    let start = || clusters::kueue::Kueue::start(clusters::shared_kueue::host(cluster), source);
+    twice("Kueue on the scenario's own cluster", async || {
+        clusters::kueue::Kueue::start(clusters::shared_kueue::host(cluster), source).await
+    })
+    .await
+}
+
+/// `start`, and once more if it fails.
+async fn twice<T, E>(what: &str, start: impl AsyncFn() -> Result<T, E>) -> anyhow::Result<T>
+where
+    E: Into<anyhow::Error>,
+{
     match start().await {
-        Ok(kueue) => Ok(kueue),
+        Ok(started) => Ok(started),
         Err(first) => {
-            tracing::warn!(
-                "Kueue on the scenario's own cluster did not start, trying once more: {first:#}"
-            );
-            start().await.with_context(|| {
-                format!(
-                    "Kueue on the scenario's own cluster, tried twice (the first time: {first:#})"
-                )
-            })
+            let first = first.into();
+            tracing::warn!("{what} did not come up, trying once more: {first:#}");
+            start()
+                .await
+                .map_err(Into::into)
+                .with_context(|| format!("{what}, tried twice (the first time: {first:#})"))
         }
     }
 }
