@@ -75,7 +75,13 @@ pub fn create_args(name: &str, opts: &K3dOptions, api_port: u16) -> Vec<String> 
         "--image".into(),
         opts.image(),
     ];
+    let sync = format!(
+        "--kubelet-arg=sync-frequency={}",
+        super::KUBELET_SYNC_FREQUENCY
+    );
+    args.extend(["--k3s-arg".into(), format!("{sync}@server:*")]);
     if opts.agents > 0 {
+        args.extend(["--k3s-arg".into(), format!("{sync}@agent:*")]);
         args.extend(["--agents".into(), opts.agents.to_string()]);
     }
     args
@@ -130,7 +136,8 @@ mod tests {
             "k3d cluster create awconf-7-0 --kubeconfig-update-default=false \
              --kubeconfig-switch-context=false --wait --timeout 180s \
              --api-port 127.0.0.1:6550 --k3s-arg --disable=traefik@server:0 \
-             --k3s-arg --node-label=awconf.dev/system=true@server:0 --image {image}"
+             --k3s-arg --node-label=awconf.dev/system=true@server:0 --image {image} \
+             --k3s-arg --kubelet-arg=sync-frequency=5s@server:*"
         );
         let other_image = K3dOptions {
             image: Some("rancher/k3s:v1.36.0-k3s1".into()),
@@ -152,7 +159,8 @@ mod tests {
                  --kubeconfig-switch-context=false --wait --timeout 300s \
                  --api-port 127.0.0.1:6551 --k3s-arg --disable=traefik@server:0 \
                  --k3s-arg --node-label=awconf.dev/system=true@server:0 \
-                 --image rancher/k3s:v1.36.0-k3s1"
+                 --image rancher/k3s:v1.36.0-k3s1 \
+                 --k3s-arg --kubelet-arg=sync-frequency=5s@server:*"
                     .into(),
             ),
             (
@@ -162,7 +170,9 @@ mod tests {
                      --kubeconfig-switch-context=false --wait --timeout 180s \
                      --api-port 127.0.0.1:6552 --k3s-arg --disable=traefik@server:0 \
                      --k3s-arg --node-label=awconf.dev/system=true@server:0 \
-                     --image {image} --agents 2"
+                     --image {image} \
+                     --k3s-arg --kubelet-arg=sync-frequency=5s@server:* \
+                     --k3s-arg --kubelet-arg=sync-frequency=5s@agent:* --agents 2"
                 ),
             ),
             (
@@ -190,7 +200,8 @@ mod tests {
             k3s_args,
             [
                 "--disable=traefik@server:0",
-                "--node-label=awconf.dev/system=true@server:0"
+                "--node-label=awconf.dev/system=true@server:0",
+                "--kubelet-arg=sync-frequency=5s@server:*"
             ]
         );
     }

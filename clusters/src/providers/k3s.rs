@@ -78,6 +78,10 @@ pub fn server_args() -> Vec<String> {
         "--snapshotter=native".into(),
         "--disable=traefik".into(),
         format!("--node-label={}", system_node_label()),
+        format!(
+            "--kubelet-arg=sync-frequency={}",
+            super::KUBELET_SYNC_FREQUENCY
+        ),
     ]
 }
 
@@ -311,7 +315,8 @@ mod tests {
     fn the_server_labels_its_node_as_the_system_node_and_runs_without_traefik() {
         assert_eq!(
             server_args().join(" "),
-            "server --snapshotter=native --disable=traefik --node-label=awconf.dev/system=true"
+            "server --snapshotter=native --disable=traefik --node-label=awconf.dev/system=true \
+             --kubelet-arg=sync-frequency=5s"
         );
     }
 
@@ -354,7 +359,7 @@ mod tests {
                  --volume /tmp/awconf-7-ab-docker/images:/var/lib/rancher/k3s/agent/images \
                  --publish 127.0.0.1:6550:6443 rancher/k3s:v1.36.3-k3s1 \
                  server --snapshotter=native --disable=traefik \
-                 --node-label=awconf.dev/system=true",
+                 --node-label=awconf.dev/system=true --kubelet-arg=sync-frequency=5s",
             ),
             (
                 delete_args("awconf-7-0"),

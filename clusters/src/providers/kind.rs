@@ -73,6 +73,7 @@ struct KindConfig {
     name: String,
     networking: Networking,
     nodes: Vec<KindNode>,
+    kubeadm_config_patches: Vec<String>,
 }
 
 #[derive(serde::Serialize)]
@@ -130,6 +131,10 @@ pub fn config(name: &str, opts: &KindOptions) -> Result<String, KindError> {
             pod_subnet: opts.pod_subnet.clone(),
         },
         nodes,
+        kubeadm_config_patches: vec![format!(
+            "kind: KubeletConfiguration\nsyncFrequency: {}\n",
+            super::KUBELET_SYNC_FREQUENCY
+        )],
     };
     serde_saphyr::to_string(&config).map_err(|e| KindError::Config(e.to_string()))
 }
@@ -238,6 +243,7 @@ mod tests {
                     "name": "awconf-1-0",
                     "networking": {"podSubnet": "10.244.0.0/16"},
                     "nodes": nodes,
+                    "kubeadmConfigPatches": ["kind: KubeletConfiguration\nsyncFrequency: 5s\n"],
                 }),
                 "{workers} workers"
             );

@@ -15,6 +15,12 @@ use crate::cluster::ClusterError;
 use std::fmt;
 use std::str::FromStr;
 
+/// How often the kubelets of the clusters we create sync each pod (1m by default). A pod's
+/// Secret volumes follow the Secret only at such a sync: Kueue, whose own webhook
+/// certificates reach it that way, served 1.3 s after it wrote them in one run and 82 s in
+/// the next.
+pub const KUBELET_SYNC_FREQUENCY: &str = "5s";
+
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum Provider {
     /// The embedded control plane, run as host processes.

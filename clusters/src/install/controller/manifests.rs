@@ -229,7 +229,7 @@ fn deployment(s: &Settings) -> Value {
                     ],
                     "securityContext": { "allowPrivilegeEscalation": false, "capabilities": { "drop": ["ALL"] } },
                     "livenessProbe": probe("/healthz", 15, 20),
-                    "readinessProbe": probe("/readyz", 1, 2),
+                    "readinessProbe": probe("/readyz", 0, 1),
                     "resources": {
                         "limits": { "cpu": "2", "memory": "256Mi" },
                         "requests": { "cpu": "100m", "memory": "64Mi" },

@@ -246,6 +246,7 @@ oomScoreAdj: 0
 podLogsDir: "{pod_logs}"
 volumePluginDir: "{volume_plugins}"
 clusterDomain: cluster.local
+syncFrequency: "{sync}"
 imageGCHighThresholdPercent: 100
 imageGCLowThresholdPercent: 99
 # Disk thresholds in bytes: a percentage of a large disk under a quota (2.5 GiB of 252) made
@@ -257,6 +258,7 @@ evictionHard:
   imagefs.available: "256Mi"
 {taints}"#,
         port = ports.kubelet,
+        sync = crate::providers::KUBELET_SYNC_FREQUENCY,
         healthz = ports.kubelet_healthz,
         cert = p(&pki.join("kubelet.crt")),
         key = p(&pki.join("kubelet.key")),
@@ -398,6 +400,7 @@ mod tests {
         );
         assert_eq!(value["registerWithTaints"][0]["key"], REAL_NODE_TAINT);
         assert_eq!(value["evictionHard"]["nodefs.available"], "256Mi");
+        assert_eq!(value["syncFrequency"], "5s");
         let alone = kubelet(&paths(), &PORTS, ip, Path::new("/w/pki/ca.crt"), false);
         let alone: serde_json::Value = serde_saphyr::from_str(&alone).unwrap();
         assert!(alone.get("registerWithTaints").is_none(), "{alone}");
