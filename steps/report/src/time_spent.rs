@@ -25,7 +25,7 @@ pub enum Wait {
 
 impl Wait {
     pub fn of(step: &str) -> Wait {
-        let holds = ["for ", "over "].iter().any(|p| {
+        let holds = ["for ", "over ", "until "].iter().any(|p| {
             step.split(p).skip(1).any(|rest| {
                 rest.split(' ')
                     .nth(1)
@@ -187,7 +187,7 @@ impl TimeSpent {
         let w = &self.waits;
         lines.push(format!(
             "time: on that chain {:.0}s in timing windows and holds the specification sets \
-             (`between`, `stays ... for`), {:.0}s in steps that wait until a state holds \
+             (`between`, `stays ... for`, `stays ... until`), {:.0}s in steps that wait until a state holds \
              (`within`: the controller, its grace periods and the stand), {:.0}s in other \
              steps, {:.0}s in scenario set-up and clean-up, {:.0}s waiting for the serial lock \
              or a place for a cluster of its own, {:.0}s between scenarios",
@@ -209,6 +209,10 @@ mod tests {
         Wait::Specification
     )]
     #[case("it stays Running for 10 seconds", Wait::Specification)]
+    #[case(
+        "it stays Failed until 14 seconds after it paused deletion",
+        Wait::Specification
+    )]
     #[case(
         "the ClusterQueue has no admitted workload over 5 seconds",
         Wait::Specification

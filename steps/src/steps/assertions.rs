@@ -122,22 +122,33 @@ async fn is_in_phase(w: &mut AwWorld, subject: Subject, target: String) -> Outco
 #[then(expr = "{subject} stays {word} for {int} seconds")]
 async fn stays(w: &mut AwWorld, subject: Subject, target: String, seconds: u64) -> Outcome {
     let name = w.select(&subject)?;
-    let target = phase(&target)?;
-    let (world, aw_name) = (&*w, name.as_str());
+    let target = holds_phase(w, &name, &target, secs(seconds)).await?;
+    w.note(format!("{name} stayed {target} for {seconds}s"));
+    Ok(())
+}
+
+/// Fails at the first read, within `duration`, that finds `name` gone or out of the phase
+/// `target`; reads at least once.
+pub async fn holds_phase(
+    w: &AwWorld,
+    name: &str,
+    target: &str,
+    duration: std::time::Duration,
+) -> anyhow::Result<Phase> {
+    let target = phase(target)?;
     wait::always(
-        secs(seconds),
+        duration,
         &format!("AppWrapper {name} being {target}"),
         move || async move {
-            Ok(match world.appwrapper(aw_name).await? {
-                None => Some(format!("AppWrapper {aw_name} is gone")),
+            Ok(match w.appwrapper(name).await? {
+                None => Some(format!("AppWrapper {name} is gone")),
                 Some(aw) if observed(&aw) != target => Some(state_view(&aw)),
                 Some(_) => None,
             })
         },
     )
     .await?;
-    w.note(format!("{name} stayed {target} for {seconds}s"));
-    Ok(())
+    Ok(target)
 }
 
 /// What one read of an object says against `expected` (a partial match): done with the

@@ -28,6 +28,7 @@ use cucumber::gherkin::Step;
 use cucumber::then;
 use k8s_openapi::api::core::v1::Pod;
 use serde_json::Value;
+use std::time::Duration;
 
 use super::assertions::{expected_yaml, state_view};
 use super::pods::describe;
@@ -495,6 +496,30 @@ async fn matches_between(
     .await?;
     w.note(format!(
         "{name} was seen matching {seen:.1}s after it {}",
+        since.describe()
+    ));
+    Ok(())
+}
+
+/// Holds the phase until `seconds` after the moment, however long the steps before took: a
+/// restart scenario's controller comes back at the same point of its grace period whether
+/// killing it took a moment (embedded) or seconds (a pod in a cluster), so that a window
+/// that must tell a restarted timer from the original one still has room before it opens.
+#[then(expr = "{subject} stays {word} until {int} seconds after it {moment}")]
+async fn stays_until(
+    w: &mut AwWorld,
+    subject: Subject,
+    target: String,
+    seconds: u64,
+    since: Moment,
+) -> Outcome {
+    let name = w.select(&subject)?;
+    let origin = moment(w, &name, since, seconds).await?;
+    let left = (seconds as f64 - seconds_between(origin, Utc::now())).max(0.0);
+    let target =
+        super::assertions::holds_phase(w, &name, &target, Duration::from_secs_f64(left)).await?;
+    w.note(format!(
+        "{name} stayed {target} until {seconds}s after it {} ({left:.1}s of it in this step)",
         since.describe()
     ));
     Ok(())
