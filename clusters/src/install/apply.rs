@@ -3,6 +3,7 @@
 
 use std::time::Duration;
 
+use futures::{StreamExt as _, TryStreamExt as _};
 use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition;
 use kube::api::{Api, DynamicObject, Patch, PatchParams};
 use kube::core::GroupVersionKind;
@@ -18,7 +19,12 @@ pub const FIELD_MANAGER: &str = "awconf";
 /// How long a kind whose CRD was just applied may take to be discovered.
 const SERVED_WITHIN: Duration = Duration::from_secs(30);
 
-/// Applies `objects`, namespaces and CRDs first (waiting until the CRDs are served).
+/// Objects of the rest applied at once.
+const AT_ONCE: usize = 8;
+
+/// Applies `objects`: namespaces and CRDs first (waiting until the CRDs are served), then the
+/// rest several at once, then the admission webhook configurations, so that no webhook is
+/// called before the objects that serve it exist.
 pub async fn apply_all(client: &kube::Client, objects: &[Value]) -> Result<(), InstallError> {
     let (foundation, rest): (Vec<&Value>, Vec<&Value>) =
         objects.iter().partition(|o| is_foundation(o));
@@ -33,10 +39,24 @@ pub async fn apply_all(client: &kube::Client, objects: &[Value]) -> Result<(), I
         }
     }
     crate::crds::install(client, &crds).await?;
-    for object in rest {
+    let (webhooks, rest): (Vec<&Value>, Vec<&Value>) =
+        rest.into_iter().partition(|o| is_webhook_configuration(o));
+    futures::stream::iter(rest.into_iter().map(|object| apply(client, object)))
+        .buffer_unordered(AT_ONCE)
+        .try_collect::<Vec<()>>()
+        .await?;
+    for object in webhooks {
         apply(client, object).await?;
     }
     Ok(())
+}
+
+fn is_webhook_configuration(object: &Value) -> bool {
+    object["apiVersion"] == "admissionregistration.k8s.io/v1"
+        && matches!(
+            object["kind"].as_str(),
+            Some("MutatingWebhookConfiguration" | "ValidatingWebhookConfiguration")
+        )
 }
 
 /// Applies one object, forcing ownership of its fields to awconf.
@@ -98,5 +118,42 @@ pub fn describe(object: &Value) -> String {
     match object["metadata"]["namespace"].as_str() {
         Some(ns) => format!("{kind} {ns}/{name}"),
         None => format!("{kind} {name}"),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn only_admission_webhook_configurations_wait_for_the_rest() {
+        let object =
+            |api_version: &str, kind: &str| json!({ "apiVersion": api_version, "kind": kind });
+        for (api_version, kind, last) in [
+            (
+                "admissionregistration.k8s.io/v1",
+                "MutatingWebhookConfiguration",
+                true,
+            ),
+            (
+                "admissionregistration.k8s.io/v1",
+                "ValidatingWebhookConfiguration",
+                true,
+            ),
+            (
+                "admissionregistration.k8s.io/v1",
+                "ValidatingAdmissionPolicy",
+                false,
+            ),
+            ("apps/v1", "Deployment", false),
+            ("v1", "Service", false),
+        ] {
+            assert_eq!(
+                is_webhook_configuration(&object(api_version, kind)),
+                last,
+                "{kind}"
+            );
+        }
     }
 }

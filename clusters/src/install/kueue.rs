@@ -10,7 +10,7 @@ use kube::discovery::ApiResource;
 use serde_json::{Value, json};
 
 use super::manifests::{container_mut, find_mut, kustomize, use_loaded_image};
-use super::{InstallError, Target, apply, ready};
+use super::{InstallError, Target, apply, ready, resync};
 use crate::images;
 use crate::kueue::{KueueSource, Materialized, config, objects};
 
@@ -18,6 +18,8 @@ pub const NAMESPACE: &str = "kueue-system";
 pub const DEPLOYMENT: &str = "kueue-controller-manager";
 pub const WEBHOOK_SERVICE: &str = "kueue-webhook-service";
 pub const CONFIG_MAP: &str = "kueue-manager-config";
+/// Where Kueue's internal certificate management writes its webhook's certificates.
+pub const CERT_SECRET: &str = "kueue-webhook-server-cert";
 /// The labels of Kueue's manager pods (for their logs).
 pub const POD_SELECTOR: &str = "control-plane=controller-manager";
 
@@ -86,16 +88,19 @@ pub async fn install(target: &Target, source: &KueueSource) -> Result<Duration, 
             .map_err(|e| InstallError::Other(e.to_string()))??
     };
     let reference = image_reference(source, &built.binary)?;
-    let image = images::binary_image_at(&reference, &built.binary, "/manager")?;
+    let binary = built.binary.clone();
+    // The manifests render (kustomize) while the image loads.
+    let rendering = {
+        let (target, source, reference) = (target.clone(), source.clone(), reference.clone());
+        tokio::task::spawn_blocking(move || manifests(&target, &source, &built, &reference))
+    };
+    let image = images::binary_image_at(&reference, &binary, "/manager")?;
     target.load(image, "kueue").await?;
     stage("its image loaded");
-
-    let rendered = {
-        let (target, source) = (target.clone(), source.clone());
-        tokio::task::spawn_blocking(move || manifests(&target, &source, &built, &reference))
-            .await
-            .map_err(|e| InstallError::Other(e.to_string()))??
-    };
+    let rendered = rendering
+        .await
+        .map_err(|e| InstallError::Other(e.to_string()))??;
+    stage("its manifests rendered");
     apply::apply_all(&target.client, &rendered).await?;
     stage("its manifests applied");
     wait_serving(&target.client).await?;
@@ -105,10 +110,18 @@ pub async fn install(target: &Target, source: &KueueSource) -> Result<Duration, 
 
 /// Kueue's e2e readiness: the manager available, its webhook endpoints ready, a dry-run
 /// ResourceFlavor accepted, and a dry-run AppWrapper defaulted to `suspend: true`.
+///
+/// Meanwhile, each time Kueue has written its webhook certificates into their Secret, its pods
+/// are made to see them now ([`resync`]): it serves only once they are in its volume, which
+/// otherwise took from 1 to 82 s on the real node and up to a minute and a half on any cluster.
 pub async fn wait_serving(client: &kube::Client) -> Result<(), InstallError> {
     let timeout = Duration::from_secs(240);
-    ready::until("the Kueue manager", timeout, || {
-        ready::deployment_available(client, NAMESPACE, DEPLOYMENT)
+    let shown = std::sync::Mutex::new(None::<String>);
+    ready::until("the Kueue manager", timeout, || async {
+        if let Err(e) = show_certificates(client, &shown).await {
+            tracing::debug!("Kueue's certificates not shown to its pods yet: {e}");
+        }
+        ready::deployment_available(client, NAMESPACE, DEPLOYMENT).await
     })
     .await?;
     ready::until("Kueue's webhook endpoints", timeout, || {
@@ -122,6 +135,25 @@ pub async fn wait_serving(client: &kube::Client) -> Result<(), InstallError> {
         }
     })
     .await
+}
+
+/// Resyncs Kueue's pods once for each version of its certificate Secret that holds them.
+async fn show_certificates(
+    client: &kube::Client,
+    shown: &std::sync::Mutex<Option<String>>,
+) -> Result<(), InstallError> {
+    let Some(version) = resync::secret_with(client, NAMESPACE, CERT_SECRET, "ca.crt").await? else {
+        return Ok(());
+    };
+    if shown.lock().ok().and_then(|s| s.clone()).as_ref() == Some(&version) {
+        return Ok(());
+    }
+    resync::pods(client, NAMESPACE, POD_SELECTOR, &version).await?;
+    tracing::info!("Kueue install: its pods resynced to show certificates {version}");
+    if let Ok(mut shown) = shown.lock() {
+        *shown = Some(version);
+    }
+    Ok(())
 }
 
 async fn dry_run_probes(client: &kube::Client) -> Result<(), String> {

@@ -4,7 +4,7 @@
 
 use std::time::{Duration, Instant};
 
-use serde_json::Value;
+use serde_json::{Value, json};
 
 use super::manifests::{container_mut, find_mut, kustomize, parse, set_arg, use_loaded_image};
 use super::{InstallError, Target, apply, ready};
@@ -31,11 +31,25 @@ pub fn manifests(target: &Target) -> Result<Vec<Value>, InstallError> {
     Ok(objects)
 }
 
+/// Our image and pod range, and its startup and readiness probes every second from the start
+/// (the release's first look came 2 to 12 s after it started; as many seconds of failed
+/// startup probes are allowed as before).
 pub fn edit(objects: &mut [Value]) -> Result<(), InstallError> {
     let deployment = find_mut(objects, "Deployment", DEPLOYMENT)?;
     let container = container_mut(deployment, "kwok-controller")?;
     use_loaded_image(container, &image_reference());
     set_arg(container, "cidr", POD_CIDR);
+    for probe in ["startupProbe", "readinessProbe"] {
+        let probe = &mut container[probe];
+        if !probe.is_object() {
+            continue;
+        }
+        let period = probe["periodSeconds"].as_u64().unwrap_or(10);
+        let failures = probe["failureThreshold"].as_u64().unwrap_or(3);
+        probe["initialDelaySeconds"] = json!(0);
+        probe["periodSeconds"] = json!(1);
+        probe["failureThreshold"] = json!(period * failures + 2);
+    }
     Ok(())
 }
 
@@ -74,15 +88,15 @@ pub async fn install(
         apply::apply(&target.client, &stage).await?;
     }
     let client = &target.client;
-    ready::until("the KWOK controller", Duration::from_secs(180), || {
-        ready::deployment_available(client, NAMESPACE, DEPLOYMENT)
-    })
-    .await?;
     let shape = NodeShape {
         tainted: true,
         ..shape.clone()
     };
     nodes::ensure_fake_nodes(client, nodes, &shape).await?;
+    ready::until("the KWOK controller", Duration::from_secs(180), || {
+        ready::deployment_available(client, NAMESPACE, DEPLOYMENT)
+    })
+    .await?;
     let all = nodes::count(client).await?;
     nodes::wait_schedulable(client, all, Duration::from_secs(120)).await?;
     Ok(started.elapsed())
@@ -123,6 +137,8 @@ spec:
       - name: kwok-controller
         image: registry.k8s.io/kwok/kwok
         args: [--config=/root/.kwok/kwok.yaml, --node-ip=$(POD_IP)]
+        startupProbe: {httpGet: {path: /healthz, port: 10247}, initialDelaySeconds: 2, periodSeconds: 10, failureThreshold: 3}
+        readinessProbe: {httpGet: {path: /healthz, port: 10247}, initialDelaySeconds: 2, periodSeconds: 20, failureThreshold: 5}
 ",
         )
         .unwrap();
@@ -137,5 +153,12 @@ spec:
                 "--cidr=10.124.0.0/16"
             ])
         );
+        for (probe, failures) in [("startupProbe", 32), ("readinessProbe", 102)] {
+            let probe = &container[probe];
+            assert_eq!(probe["initialDelaySeconds"], 0, "{probe}");
+            assert_eq!(probe["periodSeconds"], 1, "{probe}");
+            assert_eq!(probe["failureThreshold"], failures, "{probe}");
+            assert_eq!(probe["httpGet"]["path"], "/healthz", "{probe}");
+        }
     }
 }

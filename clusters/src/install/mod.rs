@@ -10,6 +10,7 @@ pub mod logs;
 pub mod manifests;
 pub mod ready;
 pub mod reference;
+pub mod resync;
 pub mod scale;
 
 use std::path::PathBuf;
