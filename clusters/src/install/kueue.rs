@@ -9,7 +9,7 @@ use kube::api::{Api, DynamicObject, PostParams};
 use kube::discovery::ApiResource;
 use serde_json::{Value, json};
 
-use super::manifests::{container_mut, find_mut, kustomize, use_loaded_image};
+use super::manifests::{container_mut, find_mut, kustomize, probe_every_second, use_loaded_image};
 use super::{InstallError, Target, apply, ready, resync};
 use crate::images;
 use crate::kueue::{KueueSource, Materialized, config, objects};
@@ -46,9 +46,9 @@ pub fn manifests(
     Ok(objects)
 }
 
-/// Our image and manager config in the release's objects, and a readiness probe every
-/// second instead of every ten (Kueue serves a few seconds after it starts; the release's
-/// probe noticed it up to ten seconds later, on every run's set-up); nothing else changes.
+/// Our image and manager config in the release's objects, and its readiness probe every
+/// second (Kueue serves a few seconds after it starts; the release's probe, every ten, noticed
+/// it up to ten seconds later on every run's set-up); nothing else changes.
 pub fn edit(
     objects: &mut [Value],
     image: &str,
@@ -57,10 +57,7 @@ pub fn edit(
     let deployment = find_mut(objects, "Deployment", DEPLOYMENT)?;
     let manager = container_mut(deployment, "manager")?;
     use_loaded_image(manager, image);
-    if manager["readinessProbe"].is_object() {
-        manager["readinessProbe"]["initialDelaySeconds"] = json!(0);
-        manager["readinessProbe"]["periodSeconds"] = json!(1);
-    }
+    probe_every_second(manager, "readinessProbe");
     let config_map = find_mut(objects, "ConfigMap", CONFIG_MAP)?;
     config_map["data"] =
         json!({ "controller_manager_config.yaml": config::render_in_cluster(gates) });
@@ -259,7 +256,7 @@ spec:
         assert_eq!(container["command"], json!(["/manager"]));
         assert_eq!(
             container["readinessProbe"],
-            json!({ "httpGet": { "path": "/readyz", "port": 8081 }, "initialDelaySeconds": 0, "periodSeconds": 1 })
+            json!({ "httpGet": { "path": "/readyz", "port": 8081 }, "initialDelaySeconds": 0, "periodSeconds": 1, "failureThreshold": 35 })
         );
     }
 }

@@ -4,9 +4,11 @@
 
 use std::time::{Duration, Instant};
 
-use serde_json::{Value, json};
+use serde_json::Value;
 
-use super::manifests::{container_mut, find_mut, kustomize, parse, set_arg, use_loaded_image};
+use super::manifests::{
+    container_mut, find_mut, kustomize, parse, probe_every_second, set_arg, use_loaded_image,
+};
 use super::{InstallError, Target, apply, ready};
 use crate::images;
 use crate::nodes::{self, NodeShape};
@@ -39,17 +41,8 @@ pub fn edit(objects: &mut [Value]) -> Result<(), InstallError> {
     let container = container_mut(deployment, "kwok-controller")?;
     use_loaded_image(container, &image_reference());
     set_arg(container, "cidr", POD_CIDR);
-    for probe in ["startupProbe", "readinessProbe"] {
-        let probe = &mut container[probe];
-        if !probe.is_object() {
-            continue;
-        }
-        let period = probe["periodSeconds"].as_u64().unwrap_or(10);
-        let failures = probe["failureThreshold"].as_u64().unwrap_or(3);
-        probe["initialDelaySeconds"] = json!(0);
-        probe["periodSeconds"] = json!(1);
-        probe["failureThreshold"] = json!(period * failures + 2);
-    }
+    probe_every_second(container, "startupProbe");
+    probe_every_second(container, "readinessProbe");
     Ok(())
 }
 

@@ -202,7 +202,7 @@ fn deployment(s: &Settings) -> Value {
             .iter()
             .map(|selector| format!("--appwrapper-selector={selector}")),
     );
-    let probe = |path: &str, delay: u32, period: u32| json!({ "httpGet": { "path": path, "port": 8081 }, "initialDelaySeconds": delay, "periodSeconds": period });
+    let probe = |path: &str, delay: u32, period: u32, failures: u32| json!({ "httpGet": { "path": path, "port": 8081 }, "initialDelaySeconds": delay, "periodSeconds": period, "failureThreshold": failures });
     let mut deployment = object("apps/v1", "Deployment", DEPLOYMENT, true);
     deployment["spec"] = json!({
         "replicas": 1,
@@ -228,8 +228,9 @@ fn deployment(s: &Settings) -> Value {
                         { "containerPort": 8443, "name": "metrics", "protocol": "TCP" },
                     ],
                     "securityContext": { "allowPrivilegeEscalation": false, "capabilities": { "drop": ["ALL"] } },
-                    "livenessProbe": probe("/healthz", 15, 20),
-                    "readinessProbe": probe("/readyz", 0, 1),
+                    "livenessProbe": probe("/healthz", 15, 20, 3),
+                    // Every second from the start, failing as long as before (1 s + 3 × 2 s).
+                    "readinessProbe": probe("/readyz", 0, 1, 7),
                     "resources": {
                         "limits": { "cpu": "2", "memory": "256Mi" },
                         "requests": { "cpu": "100m", "memory": "64Mi" },
