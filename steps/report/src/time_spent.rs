@@ -187,10 +187,10 @@ impl TimeSpent {
         let w = &self.waits;
         lines.push(format!(
             "time: on that chain {:.0}s in timing windows and holds the specification sets \
-             (`between`, `stays ... for`, `stays ... until`), {:.0}s in steps that wait until a state holds \
-             (`within`: the controller, its grace periods and the stand), {:.0}s in other \
-             steps, {:.0}s in scenario set-up and clean-up, {:.0}s waiting for the serial lock \
-             or a place for a cluster of its own, {:.0}s between scenarios",
+             (`between`, `stays ... for`, `stays ... until`), {:.0}s in steps that wait until \
+             a state holds (`within`: the controller, its grace periods and the stand), {:.0}s \
+             in other steps, {:.0}s in scenario set-up and clean-up, {:.0}s waiting for the \
+             serial lock or a place for a cluster of its own, {:.0}s between scenarios",
             w.specification, w.stand, w.other, w.hooks, w.waiting, w.between
         ));
         lines
