@@ -251,8 +251,13 @@ Feature: Working with Kueue
     And the AppWrapper "failed" reaches phase Running within 60 seconds
     When the AppWrapper "resetting"'s pods fail with exit code 1
     And the AppWrapper "failed"'s pods fail with exit code 3
-    Then the AppWrapper "resetting" reaches phase Resetting within the detection period
-    And the AppWrapper "failed" reaches phase Failed within the detection period
+    Then 1 pod of the AppWrapper "resetting" is Failed within 30 seconds
+    And 1 pod of the AppWrapper "failed" is Failed within 30 seconds
+    # An update makes a controller look at once (spec R-TRIG-1), not up to 60 s later.
+    When the AppWrapper "resetting" is updated
+    And the AppWrapper "failed" is updated
+    Then the AppWrapper "resetting" reaches phase Resetting within 30 seconds
+    And the AppWrapper "failed" reaches phase Failed within 30 seconds
     # A conforming controller may record the pause in a reconcile after the one that failed it.
     And it matches within 10 seconds:
       """

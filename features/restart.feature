@@ -11,7 +11,10 @@ Feature: Restart safety
   scenario gets a local cluster of its own, with its own Kueue and operator. With any other
   controller they run alone. With the `process` controller mode the controller is killed
   with SIGKILL; in the cluster its pod is deleted with grace period 0; the embedded
-  controller's task is aborted (reconciles in flight are dropped unfinished).
+  controller's task is aborted (reconciles in flight are dropped unfinished). Where a
+  scenario needs a failed pod noticed before it kills the controller, it updates the
+  AppWrapper once the pod has failed: a controller reconciles on every update (spec R-TRIG-1),
+  and need not take the up to 60 s it may take to find the pod by itself.
 
   @behaviour:RS-STATUS-IS-STATE @behaviour:RS-CATCH-UP
   Scenario: Killed while Running, it finds the pods that succeeded meanwhile
@@ -35,7 +38,9 @@ Feature: Restart safety
     When it is submitted to the LocalQueue
     Then it reaches phase Running within 60 seconds
     When its pods fail with exit code 1
-    Then it reaches phase Resetting within the detection period
+    Then 1 pod of it is Failed within 30 seconds
+    When it is updated
+    Then it reaches phase Resetting within 30 seconds
     When the controller is killed
     Then it stays Resetting for 2 seconds
     When the controller is started again
@@ -110,7 +115,9 @@ Feature: Restart safety
     When it is submitted to the LocalQueue
     Then it reaches phase Running within 60 seconds
     When its pods fail with exit code 1
-    Then it reaches phase Resetting within the detection period
+    Then 1 pod of it is Failed within 30 seconds
+    When it is updated
+    Then it reaches phase Resetting within 30 seconds
     When the controller is killed
     Then it stays Resetting until 13 seconds after it became Unhealthy
     When the controller is started again
@@ -150,7 +157,9 @@ Feature: Restart safety
       | retryPausePeriodDuration            | 30s |
       | forcefulDeletionGracePeriodDuration | 25s |
     When it is submitted to the LocalQueue
-    Then it reaches phase Resetting within the detection period
+    Then 1 pod of it is Failed within 60 seconds
+    When it is updated
+    Then it reaches phase Resetting within 30 seconds
     And its DeletingResources condition is True within 30 seconds
     When the controller is killed
     Then it stays Resetting until 14 seconds after it began deleting
@@ -168,7 +177,9 @@ Feature: Restart safety
       | terminalExitCodes                   | 3   |
       | forcefulDeletionGracePeriodDuration | 25s |
     When it is submitted to the LocalQueue
-    Then it reaches phase Failed within the detection period
+    Then 1 pod of it is Failed within 60 seconds
+    When it is updated
+    Then it reaches phase Failed within 30 seconds
     And its DeletingResources condition is True within 30 seconds
     When the controller is killed
     Then it stays Failed until 14 seconds after it began deleting
@@ -202,7 +213,9 @@ Feature: Restart safety
     When it is submitted to the LocalQueue
     Then it reaches phase Running within 60 seconds
     When its pods fail with exit code 1
-    Then its Unhealthy condition is True with reason FoundFailedPods within the detection period
+    Then 1 pod of it is Failed within 30 seconds
+    When it is updated
+    Then its Unhealthy condition is True with reason FoundFailedPods within 30 seconds
     When the controller is killed
     Then it stays Running until 14 seconds after it became Unhealthy
     When the controller is started again
@@ -257,7 +270,9 @@ Feature: Restart safety
     When it is submitted to the LocalQueue
     Then it reaches phase Running within 60 seconds
     When its pods fail with exit code 3
-    Then its DeletingResources condition is False with reason DeletionPaused within the detection period
+    Then 1 pod of it is Failed within 30 seconds
+    When it is updated
+    Then its DeletingResources condition is False with reason DeletionPaused within 30 seconds
     When the controller is killed
     Then it stays Failed until 14 seconds after it paused deletion
     And 1 pod of it is Failed

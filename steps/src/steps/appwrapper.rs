@@ -284,6 +284,22 @@ async fn set_live_annotation(
     Ok(())
 }
 
+/// The annotation [`updated`] writes: nothing reads it, and changing it is an update.
+const UPDATED_ANNOTATION: &str = "awconf.dev/updated";
+
+/// An update that changes nothing a controller reads. A controller reconciles an AppWrapper on
+/// every update of it, its metadata included (spec R-TRIG-1), so it looks at once at what it
+/// would otherwise find only on its periodic look, such as a failed pod (up to 60 s later).
+#[when(expr = "{subject} is updated")]
+async fn updated(w: &mut AwWorld, subject: Subject) -> Outcome {
+    let name = w.select(&subject)?;
+    let stamp = chrono::Utc::now().to_rfc3339_opts(chrono::SecondsFormat::Millis, true);
+    let patch = json!({"metadata": {"annotations": {UPDATED_ANNOTATION: stamp}}});
+    objects::patch_appwrapper(&w.client, &w.ns, &name, &patch).await?;
+    w.note(format!("updated {name} ({UPDATED_ANNOTATION}={stamp})"));
+    Ok(())
+}
+
 #[when(expr = "{subject} is deleted")]
 async fn deleted(w: &mut AwWorld, subject: Subject) -> Outcome {
     let name = w.select(&subject)?;
