@@ -253,7 +253,7 @@ Feature: Working with Kueue
     And the AppWrapper "failed"'s pods fail with exit code 3
     Then 1 pod of the AppWrapper "resetting" is Failed within 30 seconds
     And 1 pod of the AppWrapper "failed" is Failed within 30 seconds
-    # An update makes a controller look at once (spec R-TRIG-1), not up to 60 s later.
+    # An update makes a controller look at once (FT-UPDATE-LOOKS), not up to 60 s later.
     When the AppWrapper "resetting" is updated
     And the AppWrapper "failed" is updated
     Then the AppWrapper "resetting" reaches phase Resetting within 30 seconds

@@ -13,8 +13,8 @@ Feature: Restart safety
   with SIGKILL; in the cluster its pod is deleted with grace period 0; the embedded
   controller's task is aborted (reconciles in flight are dropped unfinished). Where a
   scenario needs a failed pod noticed before it kills the controller, it updates the
-  AppWrapper once the pod has failed: a controller reconciles on every update (spec R-TRIG-1),
-  and need not take the up to 60 s it may take to find the pod by itself.
+  AppWrapper once the pod has failed: a controller looks at it again on every update
+  (FT-UPDATE-LOOKS), and need not take the up to 60 s it may take to find the pod by itself.
 
   @behaviour:RS-STATUS-IS-STATE @behaviour:RS-CATCH-UP
   Scenario: Killed while Running, it finds the pods that succeeded meanwhile

@@ -287,8 +287,8 @@ async fn set_live_annotation(
 /// The annotation [`updated`] writes: nothing reads it, and changing it is an update.
 const UPDATED_ANNOTATION: &str = "awconf.dev/updated";
 
-/// An update that changes nothing a controller reads. A controller reconciles an AppWrapper on
-/// every update of it, its metadata included (spec R-TRIG-1), so it looks at once at what it
+/// An update that changes nothing a controller reads. A controller looks at an AppWrapper again
+/// on every update of it, its metadata included (FT-UPDATE-LOOKS), so it finds at once what it
 /// would otherwise find only on its periodic look, such as a failed pod (up to 60 s later).
 #[when(expr = "{subject} is updated")]
 async fn updated(w: &mut AwWorld, subject: Subject) -> Outcome {
