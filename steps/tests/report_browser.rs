@@ -157,6 +157,7 @@ fn run(dir: &Path, second_fails: bool) -> Duration {
             ),
         ],
         dropped: 0,
+        last_deployed: None,
     };
     let event = |reason: &str, ms: i64, source: &str| EventRecord {
         kind: "AppWrapper".into(),

@@ -92,6 +92,15 @@ fn conditions_of(object: &Value) -> Vec<ConditionState> {
     conditions
 }
 
+/// The lastTransitionTime of condition `kind` in `s`, if it is True.
+fn became_true(s: &Snapshot, kind: &str) -> Option<DateTime<Utc>> {
+    let (status, _, since) = s.conditions.get(kind)?;
+    (status == "True")
+        .then(|| DateTime::parse_from_rfc3339(since).ok())
+        .flatten()
+        .map(|t| t.with_timezone(&Utc))
+}
+
 /// Everything observed of one AppWrapper, oldest first.
 #[derive(Clone, Debug)]
 pub struct AppWrapperHistory {
@@ -103,6 +112,9 @@ pub struct AppWrapperHistory {
     pub observations: Vec<Observation>,
     /// Observations left out between the first and the kept ones, to bound memory.
     pub dropped: usize,
+    /// When `ResourcesDeployed` last became True, as last seen while it was: the deployment
+    /// time, still known once a failure has taken the resources away.
+    pub last_deployed: Option<DateTime<Utc>>,
 }
 
 impl AppWrapperHistory {
@@ -155,8 +167,21 @@ impl History {
                 created: s.created,
                 observations: Vec::new(),
                 dropped: 0,
+                last_deployed: None,
             });
+        if let Some(since) = became_true(s, "ResourcesDeployed") {
+            history.last_deployed = Some(since);
+        }
         history.push(Observation::from_snapshot(s, at, gone));
+    }
+
+    /// When `ResourcesDeployed` of `namespace/name` last became True, as far as observed.
+    pub fn last_deployed(&self, namespace: &str, name: &str) -> Option<DateTime<Utc>> {
+        self.by_uid
+            .values()
+            .filter(|h| h.namespace == namespace && h.name == name)
+            .filter_map(|h| h.last_deployed)
+            .max()
     }
 
     /// Takes the histories of `namespace` out, oldest AppWrapper first.
@@ -263,6 +288,39 @@ mod tests {
         );
         assert_eq!(taken[0].origin(), Some(at(0)));
         assert!(h.is_empty(), "taking a namespace forgets it");
+    }
+
+    #[test]
+    fn the_deployment_time_outlives_the_resources() {
+        let mut h = History::default();
+        let with_rd = |phase: &str, rd: &str, since: &str| {
+            Snapshot::from_object(&json!({
+                "metadata": {"name": "aw-a", "namespace": "ns", "uid": "a"},
+                "status": {"phase": phase, "conditions": [
+                    {"type": "ResourcesDeployed", "status": rd, "reason": "R",
+                     "lastTransitionTime": since}
+                ]},
+            }))
+            .unwrap()
+        };
+        h.observe(
+            &with_rd("Suspended", "False", "2026-01-01T00:00:00Z"),
+            at(0),
+            false,
+        );
+        assert_eq!(h.last_deployed("ns", "aw-a"), None);
+        h.observe(
+            &with_rd("Resuming", "True", "2026-01-01T00:00:07Z"),
+            at(7),
+            false,
+        );
+        h.observe(
+            &with_rd("Failed", "False", "2026-01-01T00:00:09Z"),
+            at(9),
+            false,
+        );
+        assert_eq!(h.last_deployed("ns", "aw-a"), Some(at(7)));
+        assert_eq!(h.last_deployed("ns", "other"), None);
     }
 
     #[test]

@@ -238,8 +238,6 @@ impl Monitor {
             .collect()
     }
 
-    /// Takes what was observed of the AppWrappers of `namespace` over time (for its
-    /// timelines); the monitor forgets it.
     /// Whether the monitor observed the AppWrapper with condition `kind` at `status`, with
     /// `reason` when given: a state that may be too brief for a step to poll.
     pub fn saw_condition(
@@ -256,6 +254,15 @@ impl Monitor {
         })
     }
 
+    /// When `ResourcesDeployed` of the AppWrapper last became True, as the monitor last saw
+    /// it True: the deployment time, which its conditions no longer show once its resources
+    /// are gone.
+    pub fn last_deployed(&self, namespace: &str, name: &str) -> Option<DateTime<Utc>> {
+        lock(&self.state).history.last_deployed(namespace, name)
+    }
+
+    /// Takes what was observed of the AppWrappers of `namespace` over time (for its
+    /// timelines); the monitor forgets it.
     pub fn take_history(&self, namespace: &str) -> Vec<AppWrapperHistory> {
         let mut st = lock(&self.state);
         st.written.forget(namespace);

@@ -587,6 +587,7 @@ mod tests {
                 obs(2, Running, Some("True"), false),
             ],
             dropped: 0,
+            last_deployed: None,
         };
         let steps = [StepMark {
             number: 1,

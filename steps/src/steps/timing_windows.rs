@@ -573,11 +573,32 @@ fn uid(pod: &Pod) -> Option<String> {
     pod.metadata.uid.clone()
 }
 
-/// How many seconds after `since` `aw` became Unhealthy (both whole-second timestamps).
-fn unhealthy_after(aw: &Value, since: Moment) -> Result<f64, String> {
-    let origin = since.of(aw)?;
-    let unhealthy = Moment::BecameUnhealthy.of(aw)?;
-    Ok(seconds_between(origin, unhealthy))
+/// When `aw` passed `moment`, and where that was read: from its conditions, or, for its
+/// deployment once a failure has taken its resources and so its conditions' record of it
+/// away, from what the monitor saw of it before.
+async fn origin_of(
+    w: &AwWorld,
+    aw: &Value,
+    moment: Moment,
+) -> Result<(DateTime<Utc>, &'static str), String> {
+    match moment.of(aw) {
+        Ok(at) => Ok((at, "its conditions")),
+        Err(why) if moment == Moment::Deployed => {
+            let name = aw["metadata"]["name"].as_str().unwrap_or_default();
+            w.monitor().settle(&w.ns, SETTLE).await;
+            let seen = w.monitor().last_deployed(&w.ns, name).ok_or(why)?;
+            Ok((seen, "ResourcesDeployed as the monitor last saw it True"))
+        }
+        Err(why) => Err(why),
+    }
+}
+
+/// How long the monitor may take to read what was written before a step began.
+const SETTLE: std::time::Duration = std::time::Duration::from_secs(10);
+
+/// How many seconds after `origin` `aw` became Unhealthy (whole-second timestamps).
+fn unhealthy_after(aw: &Value, origin: DateTime<Utc>) -> Result<f64, String> {
+    Ok(seconds_between(origin, Moment::BecameUnhealthy.of(aw)?))
 }
 
 #[then(expr = "{subject} became Unhealthy between {int} and {int} seconds after it {moment}")]
@@ -594,20 +615,21 @@ async fn unhealthy_between(
     );
     let (name, window) = window_of(w, &subject, from, to)?;
     let aw = w.existing(&name).await?;
-    let elapsed = unhealthy_after(&aw, since).map_err(anyhow::Error::msg)?;
-    let origin = since.of(&aw).map_err(anyhow::Error::msg)?;
+    let (origin, read_from) = origin_of(w, &aw, since).await.map_err(anyhow::Error::msg)?;
+    let elapsed = unhealthy_after(&aw, origin).map_err(anyhow::Error::msg)?;
     let slack = late_slack(seconds_between(origin, Utc::now()));
     window
         .place(Some(elapsed), elapsed, slack)
         .map_err(|problem| {
             anyhow::anyhow!(
-                "AppWrapper {name} became Unhealthy {elapsed:.0}s after it {}: {problem}\n{}",
+                "AppWrapper {name} became Unhealthy {elapsed:.0}s after it {} (read from \
+                 {read_from}): {problem}\n{}",
                 since.describe(),
                 state_view(&aw)
             )
         })?;
     w.note(format!(
-        "{name} became Unhealthy {elapsed:.0}s after it {}",
+        "{name} became Unhealthy {elapsed:.0}s after it {} (read from {read_from})",
         since.describe()
     ));
     Ok(())
@@ -677,7 +699,12 @@ mod tests {
             ]),
             0,
         );
-        assert_eq!(unhealthy_after(&deployed, Moment::Deployed), Ok(8.0));
+        assert_eq!(
+            Moment::Deployed
+                .of(&deployed)
+                .and_then(|o| unhealthy_after(&deployed, o)),
+            Ok(8.0)
+        );
         let reset_once = aw(
             json!([
                 at("True", "2025-01-01T00:00:00Z", "QuotaReserved"),
@@ -686,7 +713,12 @@ mod tests {
             ]),
             1,
         );
-        assert_eq!(unhealthy_after(&reset_once, Moment::Deployed), Ok(9.0));
+        assert_eq!(
+            Moment::Deployed
+                .of(&reset_once)
+                .and_then(|o| unhealthy_after(&reset_once, o)),
+            Ok(9.0)
+        );
         let reset_twice = aw(
             json!([
                 at("True", "2025-01-01T00:00:00Z", "QuotaReserved"),
@@ -696,7 +728,9 @@ mod tests {
             2,
         );
         assert!(
-            unhealthy_after(&reset_twice, Moment::Deployed)
+            Moment::Deployed
+                .of(&reset_twice)
+                .and_then(|o| unhealthy_after(&reset_twice, o))
                 .unwrap_err()
                 .contains("cannot tell when it was deployed")
         );
