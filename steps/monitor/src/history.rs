@@ -92,15 +92,6 @@ fn conditions_of(object: &Value) -> Vec<ConditionState> {
     conditions
 }
 
-/// The lastTransitionTime of condition `kind` in `s`, if it is True.
-fn became_true(s: &Snapshot, kind: &str) -> Option<DateTime<Utc>> {
-    let (status, _, since) = s.conditions.get(kind)?;
-    (status == "True")
-        .then(|| DateTime::parse_from_rfc3339(since).ok())
-        .flatten()
-        .map(|t| t.with_timezone(&Utc))
-}
-
 /// Everything observed of one AppWrapper, oldest first.
 #[derive(Clone, Debug)]
 pub struct AppWrapperHistory {
@@ -169,7 +160,7 @@ impl History {
                 dropped: 0,
                 last_deployed: None,
             });
-        if let Some(since) = became_true(s, "ResourcesDeployed") {
+        if let Some(since) = s.became_true("ResourcesDeployed") {
             history.last_deployed = Some(since);
         }
         history.push(Observation::from_snapshot(s, at, gone));

@@ -144,6 +144,12 @@ impl Snapshot {
         self.finalizers.iter().any(|f| f == FINALIZER)
     }
 
+    /// The lastTransitionTime of condition `kind`, if it is True.
+    pub fn became_true(&self, kind: &str) -> Option<DateTime<Utc>> {
+        let (status, _, since) = self.conditions.get(kind)?;
+        (status == "True").then(|| parse_time(since)).flatten()
+    }
+
     /// Nothing changed between the two states (an unknown resourceVersion may hide a change).
     pub fn same_version(&self, other: &Snapshot) -> bool {
         !self.resource_version.is_empty() && self.resource_version == other.resource_version

@@ -585,16 +585,15 @@ async fn origin_of(
         Ok(at) => Ok((at, "its conditions")),
         Err(why) if moment == Moment::Deployed => {
             let name = aw["metadata"]["name"].as_str().unwrap_or_default();
-            w.monitor().settle(&w.ns, SETTLE).await;
+            w.monitor()
+                .settle(&w.ns, crate::monitor::audit_log::SETTLE)
+                .await;
             let seen = w.monitor().last_deployed(&w.ns, name).ok_or(why)?;
             Ok((seen, "ResourcesDeployed as the monitor last saw it True"))
         }
         Err(why) => Err(why),
     }
 }
-
-/// How long the monitor may take to read what was written before a step began.
-const SETTLE: std::time::Duration = std::time::Duration::from_secs(10);
 
 /// How many seconds after `origin` `aw` became Unhealthy (whole-second timestamps).
 fn unhealthy_after(aw: &Value, origin: DateTime<Utc>) -> Result<f64, String> {
