@@ -5,8 +5,9 @@ Feature: Restart safety
   twice. These scenarios stop the controller under test. Where the harness starts our
   controller itself (the embedded, process and in-cluster modes), each scenario gets a
   controller of its own, which reconciles only the AppWrappers labelled
-  `awconf.dev/controller: <its namespace>` (the shared one skips them), and runs beside the
-  others; in the cluster that controller is a Deployment of its own, `own-<namespace>`. The
+  `awconf.dev/controller: <its label>` (the shared one skips them), and runs beside the
+  others; in the cluster that controller is a Deployment, which the next such scenario gets
+  once this one has ended with it running and its AppWrappers gone. The
   reference operator reconciles every AppWrapper it sees, so with it on the local cluster each
   scenario gets a local cluster of its own, with its own Kueue and operator. With any other
   controller they run alone. With the `process` controller mode the controller is killed

@@ -17,6 +17,7 @@ use crate::failure_bundle;
 use crate::report::gherkin::ScenarioText;
 use crate::report::{ScenarioRecord, events};
 use crate::serial_offers::{Isolation, Offers};
+use crate::under_test::ControllerUnderTest;
 use crate::world::{AwWorld, Undo};
 
 /// How long cleanup waits for the AppWrappers of a scenario to be gone.
@@ -73,9 +74,6 @@ pub async fn before(
     let serial = is_serial(offers, feature, rule, scenario);
     let isolation = isolation(offers, feature, rule, scenario);
     let upgrades_kueue = has_tag(feature, rule, scenario, crate::options::KUEUE_UPGRADE_TAG);
-    if let Some(progress) = &world.h.progress {
-        progress.started(&format!("{}: {}", feature.name, scenario.name));
-    }
     if let Err(e) = world
         .setup(
             &feature.name,
@@ -262,10 +260,8 @@ async fn finish(w: &mut AwWorld, text: ScenarioText, step_failure: Option<String
     if !keep && let Err(e) = delete_namespace(w).await {
         tracing::warn!("deleting namespace {}: {e:#}", w.ns);
     }
-    if let Some(own) = w.own_controller.take()
-        && let Err(e) = own.remove().await
-    {
-        tracing::warn!("stopping the own controller of {}: {e:#}", w.ns);
+    if let Some(own) = w.own_controller.take() {
+        release_own_controller(w, own, keep).await;
     }
     if let Some(own) = w.own_cluster.take() {
         w.h.monitor.absorb(&own.monitor);
@@ -275,6 +271,28 @@ async fn finish(w: &mut AwWorld, text: ScenarioText, step_failure: Option<String
         }
     }
     problems
+}
+
+/// Gives a scenario's own controller pod back for the next scenario when it runs and its
+/// AppWrappers are gone; otherwise (or where each scenario makes its own) removes it.
+async fn release_own_controller(w: &AwWorld, mut own: ControllerUnderTest, kept: bool) {
+    let Some(pods) = &w.h.own_controller_pods else {
+        if let Err(e) = own.remove().await {
+            tracing::warn!("stopping the own controller of {}: {e:#}", w.ns);
+        }
+        return;
+    };
+    let clean = !kept
+        && own.is_running()
+        && objects::appwrappers(&w.client, &w.ns)
+            .list(&ListParams::default())
+            .await
+            .is_ok_and(|left| left.items.is_empty());
+    if clean {
+        pods.give_back(own);
+    } else {
+        pods.retire(own).await;
+    }
 }
 
 /// Why a scenario's failure says nothing of the controller, when it does not: its step

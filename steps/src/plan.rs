@@ -54,8 +54,14 @@ impl Plan {
 
     /// Whether a scenario the selection picks carries `tag` (itself, or its rule or feature).
     pub fn selects_tagged(&self, tag: &str) -> bool {
+        self.tagged(tag) > 0
+    }
+
+    /// How many scenarios the selection picks carry `tag`.
+    pub fn tagged(&self, tag: &str) -> usize {
         self.selected_scenarios()
-            .any(|(feature, rule, scenario)| has_tag(feature, rule, scenario, tag))
+            .filter(|(feature, rule, scenario)| has_tag(feature, *rule, scenario, tag))
+            .count()
     }
 
     fn selected_scenarios(&self) -> impl Iterator<Item = (&Feature, Option<&Rule>, &Scenario)> {

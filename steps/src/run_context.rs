@@ -13,6 +13,7 @@ use crate::report::recorder::StepRecorder;
 use crate::report::{ScenarioRecord, Skipped};
 use crate::serial_offers::Offers;
 use crate::under_test::ControllerUnderTest;
+use crate::under_test::pool::OwnControllerPods;
 
 pub use environment::kueue_upgrade::{KueueHandle, PendingUpgrade};
 use environment::places::Places;
@@ -26,12 +27,14 @@ pub use environment::{FLAVOR, FLAVOR_TOLERATION_KEY};
 pub const OWN_CLUSTERS: usize = 8;
 
 /// Scenarios' own controllers up at once where each is a pod (`in-cluster`): their pods start
-/// on the cluster's nodes, which on the local cluster is one real node. With 16 at once, a
-/// killed controller's pod took 5 to 12 s to come back, waiting its turn on the node, after the
-/// windows it restarts inside had begun. With 12, five runs passed and a sixth (debug build)
-/// failed that way (41 s against 33); with 8, all passed. The other scenarios run beside them
-/// at the run's concurrency.
-pub const OWN_CONTROLLER_PODS: usize = 8;
+/// on the cluster's nodes, which on the local cluster is one real node, and each is kept from
+/// one scenario to the next ([`OwnControllerPods`]). When each scenario deployed and deleted a
+/// pod of its own, a killed controller's pod took 5 to 12 s to come back with 16 at once,
+/// waiting its turn on the node after the windows it restarts inside had begun, and one run of
+/// six failed that way with 12; with 8 all passed. Kept pods leave the node only the kills and
+/// restarts to do, and with 12 the in-cluster runs passed (85 s against 100 s with 8, where the
+/// last four such scenarios waited for the first to end).
+pub const OWN_CONTROLLER_PODS: usize = 12;
 
 /// [`OWN_CLUSTERS`], or as many as the inotify instances left allow, saying so.
 fn own_cluster_places() -> usize {
@@ -89,8 +92,14 @@ pub struct RunContext {
     pub kueue_upgrade_on_own_cluster: Option<clusters::kueue::KueueVersion>,
     /// Places for scenarios' own clusters: each runs a control plane, Kueue and a controller.
     pub own_clusters: Places,
-    /// Places for scenarios' own controllers, where each is a pod ([`OWN_CONTROLLER_PODS`]).
-    pub own_controller_pods: Option<Places>,
+    /// The run's concurrency (`--concurrency`): a scenario runs once it holds one. cucumber
+    /// starts every scenario at once and hands them out in the order it reads them, feature
+    /// by feature; these go to the waiting scenario expected to take longest, whatever its
+    /// feature, so that long scenarios do not start last.
+    pub run_slots: Places,
+    /// Scenarios' own controllers where each is a pod ([`OWN_CONTROLLER_PODS`] at once), kept
+    /// from one scenario to the next.
+    pub own_controller_pods: Option<OwnControllerPods>,
     /// Seconds each scenario is expected to take, by `feature: scenario`
     /// ([`crate::plan::expected`]): the order scenarios start in and get places in.
     pub expected: HashMap<String, f64>,
@@ -120,8 +129,9 @@ impl RunContext {
             OWN_CLUSTERS
         };
         let own_controller_pods = matches!(options.controller, ControllerMode::InCluster { .. })
-            .then(|| Places::new(OWN_CONTROLLER_PODS));
+            .then(|| OwnControllerPods::new(OWN_CONTROLLER_PODS));
         let expected = crate::plan::expected(&options.report_dir, &options.controller);
+        let run_slots = Places::new(options.concurrency.max(1));
         RunContext {
             options,
             client,
@@ -143,6 +153,7 @@ impl RunContext {
             kubernetes: None,
             isolation,
             own_clusters: Places::new(places),
+            run_slots,
             own_controller_pods,
             expected,
             counter: AtomicUsize::new(0),

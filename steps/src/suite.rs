@@ -178,7 +178,20 @@ pub async fn run_plan(options: SuiteOptions, plan: Plan) -> anyhow::Result<Summa
         kueue: upgrade,
         controller: controller_upgrade,
     };
-    let first = run_features(&context, &plan, &upgrades, None).await;
+    let ahead = match &context.own_controller_pods {
+        Some(pods) => {
+            let dir = context.options.report_dir.join("controllers");
+            let count = plan.tagged(crate::hooks::OWN_CONTROLLER_TAG);
+            pods.make_ahead(count, &context.controller, &dir).await
+        }
+        None => Vec::new(),
+    };
+    let warm_up = async {
+        if let Some(pods) = &context.own_controller_pods {
+            pods.warm_up(ahead, &context.watch_client).await;
+        }
+    };
+    let (first, ()) = tokio::join!(run_features(&context, &plan, &upgrades, None), warm_up);
     let (run, rerun_because) = run_inconclusive_again(&context, &plan, &upgrades, first).await;
     let scenarios_done = chrono::Utc::now();
     if let Some(progress) = &context.progress {
@@ -187,6 +200,9 @@ pub async fn run_plan(options: SuiteOptions, plan: Plan) -> anyhow::Result<Summa
     run_context::uninstall();
     probing_controller.abort();
     crate::latency::probes::remove_controller_probes(&context.client).await;
+    if let Some(pods) = &context.own_controller_pods {
+        pods.remove_all().await;
+    }
     Environment::down(&context.controller, restore, &context.watch_client).await;
     context.monitor.stop();
     probing.abort();
@@ -291,7 +307,8 @@ async fn run_features(
             upgrade_alone: offers.kueue_upgrade == Isolation::Alone,
             expected: h.expected.clone(),
         })
-        .max_concurrent_scenarios(o.concurrency.max(1))
+        // The run's slots (`RunContext::run_slots`) hold scenarios to `--concurrency`.
+        .max_concurrent_scenarios(None)
         .which_scenario(move |feature, rule, scenario| {
             if hooks::is_serial(offers, feature, rule, scenario) {
                 ScenarioType::Serial

@@ -38,6 +38,7 @@ pub struct SerialGuard {
     _shared: Option<tokio::sync::OwnedRwLockReadGuard<()>>,
     _exclusive: Option<tokio::sync::OwnedRwLockWriteGuard<()>>,
     _pod_place: Option<environment::places::Place>,
+    _slot: environment::places::Place,
 }
 
 #[derive(cucumber::World)]
@@ -189,19 +190,30 @@ impl AwWorld {
                 pending.from
             );
         }
-        // A place for its own cluster or controller pod first: the wait is not the scenario's
-        // time.
+        // A place for its own cluster or controller pod first, then one of the run's slots
+        // (`--concurrency`), each to the waiting scenario expected to take longest: the waits
+        // are not the scenario's time.
         let seconds = self.h.expected_seconds(feature, scenario);
         let (place, pod_place) = match (isolation, &self.h.own_controller_pods) {
             (Isolation::OwnCluster, _) => (Some(self.h.own_clusters.take(seconds).await), None),
-            (Isolation::OwnController, Some(pods)) => (None, Some(pods.take(seconds).await)),
+            (Isolation::OwnController, Some(pods)) => {
+                let dir = self.h.options.report_dir.join("controllers");
+                let (place, own) = pods.take(seconds, &self.h.controller, &dir).await?;
+                self.own_controller = Some(own);
+                (None, Some(place))
+            }
             _ => (None, None),
         };
+        let slot = self.h.run_slots.take(seconds).await;
         self.guard = Some(SerialGuard {
             _shared: shared,
             _exclusive: exclusive,
             _pod_place: pod_place,
+            _slot: slot,
         });
+        if let Some(progress) = &self.h.progress {
+            progress.started(&format!("{feature}: {scenario}"));
+        }
         self.started = Instant::now();
         self.started_at = chrono::Utc::now();
         self.waited = waiting.elapsed();
@@ -299,23 +311,38 @@ impl AwWorld {
     /// own cluster, its own controller's and Kueue's.
     pub async fn log_files(&self) -> Vec<(&'static str, std::path::PathBuf)> {
         let Some(own) = &self.own_cluster else {
-            return self.h.log_files().await;
+            return match self.own_controller.as_ref().and_then(|c| c.log_path()) {
+                Some(log) => self.h.log_files_with(Some(log), &self.h.kueue_log),
+                None => self.h.log_files().await,
+            };
         };
         let controller_log = self.own_controller.as_ref().and_then(|c| c.log_path());
         self.h.log_files_with(controller_log, &own.kueue_log())
     }
 
+    /// Starts the scenario's own controller: the pod an earlier scenario gave back (already
+    /// running), or one made for it alone, labelled with its namespace.
     async fn start_own_controller(&mut self) -> anyhow::Result<()> {
-        let dir = self.h.options.report_dir.join("controllers").join(&self.ns);
-        let mut own = self.h.controller.lock().await.own(&self.ns, &dir)?;
-        own.start(self.watch_client())
-            .await
-            .context("starting the scenario's own controller")?;
+        let mut own = match self.own_controller.take() {
+            Some(pooled) => pooled,
+            None => {
+                let dir = self.h.options.report_dir.join("controllers").join(&self.ns);
+                self.h.controller.lock().await.own(&self.ns, &dir)?
+            }
+        };
+        let started = own.starts();
+        let result = own.start(self.watch_client()).await;
+        let label = own.own_label().unwrap_or_default().to_owned();
         self.own_controller = Some(own);
+        result.context("starting the scenario's own controller")?;
         self.note(format!(
-            "a controller of its own for the AppWrappers labelled {}={}",
+            "a controller of its own for the AppWrappers labelled {}={label}{}",
             crate::under_test::OWN_CONTROLLER_LABEL,
-            self.ns
+            if started > 0 {
+                " (already running: started ahead, or kept from an earlier scenario)"
+            } else {
+                ""
+            }
         ));
         Ok(())
     }

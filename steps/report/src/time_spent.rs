@@ -56,7 +56,8 @@ pub struct Waits {
     pub stand: f64,
     /// Before the first step and after the last: a namespace, an own cluster, clean-up.
     pub hooks: f64,
-    /// For the serial lock, or for a place for an own cluster.
+    /// For the serial lock, a slot of the run's concurrency, or a place for an own controller
+    /// or cluster.
     pub waiting: f64,
     pub other: f64,
     /// Between one scenario's end and the next one's start, and before the first.
@@ -189,8 +190,9 @@ impl TimeSpent {
             "time: on that chain {:.0}s in timing windows and holds the specification sets \
              (`between`, `stays ... for`, `stays ... until`), {:.0}s in steps that wait until \
              a state holds (`within`: the controller, its grace periods and the stand), {:.0}s \
-             in other steps, {:.0}s in scenario set-up and clean-up, {:.0}s waiting for the \
-             serial lock or a place for a cluster of its own, {:.0}s between scenarios",
+             in other steps, {:.0}s in scenario set-up and clean-up, {:.0}s waiting for a \
+             turn (the serial lock, a slot of the run's concurrency, a place for a controller or \
+             cluster of its own), {:.0}s between scenarios",
             w.specification, w.stand, w.other, w.hooks, w.waiting, w.between
         ));
         lines

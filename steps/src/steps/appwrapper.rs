@@ -148,8 +148,11 @@ async fn submit(w: &mut AwWorld, subject: &Subject, how: Submission) -> anyhow::
         .with_context(|| format!("AppWrapper {name} was not defined (or was already submitted)"))?;
     aw["metadata"]["namespace"] = json!(w.ns);
     // On a cluster of its own the scenario's controller is the only one, and takes all.
-    if w.own_controller.is_some() && w.own_cluster.is_none() {
-        set_label(&mut aw, OWN_CONTROLLER_LABEL, &w.ns);
+    if let Some(own) = &w.own_controller
+        && w.own_cluster.is_none()
+    {
+        let label = own.own_label().unwrap_or(&w.ns).to_owned();
+        set_label(&mut aw, OWN_CONTROLLER_LABEL, &label);
     }
     match how {
         Submission::Queued => set_label(&mut aw, QUEUE_NAME_LABEL, LOCAL_QUEUE),

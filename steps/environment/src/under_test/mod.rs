@@ -3,6 +3,7 @@
 //! restart it.
 
 mod launch;
+pub mod pool;
 mod settings;
 
 use std::path::{Path, PathBuf};
@@ -44,7 +45,8 @@ pub fn suite_config() -> Config {
 }
 
 /// The label that gives an AppWrapper to a scenario's own controller (its value is the
-/// scenario's namespace); the shared controller leaves AppWrappers with it alone.
+/// controller's [`ControllerUnderTest::own_label`]); the shared controller leaves AppWrappers
+/// with it alone.
 pub const OWN_CONTROLLER_LABEL: &str = "awconf.dev/controller";
 
 /// The label selector of the shared controller where scenarios can have controllers of their
@@ -85,6 +87,8 @@ pub struct ControllerUnderTest {
     /// A scenario's own controller in the cluster: the Deployment its first start creates
     /// beside the shared one, and the follower of its pods' logs.
     own_deployment: Option<String>,
+    /// A scenario's own controller's value of [`OWN_CONTROLLER_LABEL`].
+    own_label: Option<String>,
     pod_logs: Option<PodLogs>,
     /// A child that runs in a network namespace (the reference operator on a scenario's own
     /// cluster, whose webhook port is fixed).
@@ -127,6 +131,7 @@ impl ControllerUnderTest {
             webhook_server: None,
             identity: None,
             own_deployment: None,
+            own_label: None,
             pod_logs: None,
             inside: None,
         })
@@ -175,11 +180,12 @@ impl ControllerUnderTest {
         self
     }
 
-    /// A controller of the same mode and settings for the AppWrappers labelled for
-    /// `namespace` alone, writing its configuration and log into `dir`. It serves no webhooks
-    /// (the shared controller does), no metrics or health endpoints, and elects no leader. In
-    /// the cluster it is a Deployment of its own, `own-<namespace>`, created at its first start.
-    pub fn own(&self, namespace: &str, dir: &Path) -> anyhow::Result<Self> {
+    /// A controller of the same mode and settings for the AppWrappers labelled
+    /// [`OWN_CONTROLLER_LABEL`]`=<label>` alone, writing its configuration and log into `dir`.
+    /// It serves no webhooks (the shared controller does), no metrics or health endpoints, and
+    /// elects no leader. In the cluster it is a Deployment of its own, `own-<label>`, created at
+    /// its first start.
+    pub fn own(&self, label: &str, dir: &Path) -> anyhow::Result<Self> {
         anyhow::ensure!(
             self.mode.starts_own_controllers(),
             "the {} controller cannot be started once more for one scenario",
@@ -193,11 +199,18 @@ impl ControllerUnderTest {
         manager.leader_election = false;
         std::fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
         let mut own = ControllerUnderTest::new(self.mode.clone(), config, &self.kubeconfig, dir)?;
-        own.selector = Some(format!("{OWN_CONTROLLER_LABEL}={namespace}"));
+        own.selector = Some(format!("{OWN_CONTROLLER_LABEL}={label}"));
+        own.own_label = Some(label.to_owned());
         if let ControllerMode::InCluster { .. } = self.mode {
-            own.own_deployment = Some(format!("own-{namespace}"));
+            own.own_deployment = Some(format!("own-{label}"));
         }
         Ok(own)
+    }
+
+    /// The value of [`OWN_CONTROLLER_LABEL`] that gives an AppWrapper to this controller, when
+    /// it is a scenario's own.
+    pub fn own_label(&self) -> Option<&str> {
+        self.own_label.as_deref()
     }
 
     /// A child controller serves its webhooks at `endpoint` (with `webhooksEnabled` in its
@@ -537,6 +550,7 @@ mod tests {
 
         let own = shared.own("ns-1", &dir.path().join("own")).unwrap();
         assert_eq!(own.selector.as_deref(), Some("awconf.dev/controller=ns-1"));
+        assert_eq!(own.own_label(), Some("ns-1"));
         let text = std::fs::read_to_string(dir.path().join("own/controller-config.yaml")).unwrap();
         let written = Config::from_yaml(&text).unwrap();
         assert!(!written.webhooks_enabled);
