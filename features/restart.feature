@@ -39,7 +39,7 @@ Feature: Restart safety
     When it is submitted to the LocalQueue
     Then it reaches phase Running within 60 seconds
     When its pods fail with exit code 1
-    Then 1 pod of it is Failed within 30 seconds
+    Then its pod has failed within 30 seconds
     When it is updated
     Then it reaches phase Resetting within 30 seconds
     When the controller is killed
@@ -116,7 +116,7 @@ Feature: Restart safety
     When it is submitted to the LocalQueue
     Then it reaches phase Running within 60 seconds
     When its pods fail with exit code 1
-    Then 1 pod of it is Failed within 30 seconds
+    Then its pod has failed within 30 seconds
     When it is updated
     Then it reaches phase Resetting within 30 seconds
     When the controller is killed

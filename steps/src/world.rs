@@ -190,10 +190,12 @@ impl AwWorld {
                 pending.from
             );
         }
-        // A place for its own cluster or controller pod first, then one of the run's slots
-        // (`--concurrency`), each to the waiting scenario expected to take longest: the waits
-        // are not the scenario's time.
+        // One of the run's slots (`--concurrency`), then a place for its own cluster or
+        // controller pod, each to the waiting scenario expected to take longest: the waits are
+        // not the scenario's time. A scenario that waits for a place holds its slot, so that
+        // the scenarios running beside clusters of their own are no more than the slots.
         let seconds = self.h.expected_seconds(feature, scenario);
+        let slot = self.h.run_slots.take(seconds).await;
         let (place, pod_place) = match (isolation, &self.h.own_controller_pods) {
             (Isolation::OwnCluster, _) => (Some(self.h.own_clusters.take(seconds).await), None),
             (Isolation::OwnController, Some(pods)) => {
@@ -204,7 +206,6 @@ impl AwWorld {
             }
             _ => (None, None),
         };
-        let slot = self.h.run_slots.take(seconds).await;
         self.guard = Some(SerialGuard {
             _shared: shared,
             _exclusive: exclusive,

@@ -143,6 +143,36 @@ async fn pods_in_phase(
     )
 }
 
+/// Waits for KWOK to have failed a pod: a Failed pod of it, or, where the controller already
+/// found it and reset the workload (deleting that pod), its Unhealthy condition with reason
+/// FoundFailedPods. A controller that looks at failed pods at once may reset before a poll
+/// sees the pod Failed; that must not fail the scenario.
+#[then(expr = "{whose} pod has failed{within}")]
+async fn pod_has_failed(w: &mut AwWorld, subject: Whose, seconds: Within) -> Outcome {
+    let name = w.select(&subject)?;
+    let (client, ns, aw) = (&w.client, w.ns.as_str(), name.as_str());
+    let what = format!("a failed pod of AppWrapper {name}");
+    Ok(
+        wait::expect(patience(&seconds)?, &what, move || async move {
+            let pods = objects::pods_of(client, ns, aw).await?;
+            if pods.iter().any(|p| pod_phase(p) == "Failed") {
+                return Ok(Check::Done(()));
+            }
+            let found = objects::get_appwrapper(client, ns, aw)
+                .await?
+                .as_ref()
+                .and_then(|a| objects::condition(a, "Unhealthy"))
+                .is_some_and(|c| c["status"] == "True" && c["reason"] == "FoundFailedPods");
+            Ok(if found {
+                Check::Done(())
+            } else {
+                Check::NotYet(describe(&pods))
+            })
+        })
+        .await?,
+    )
+}
+
 #[then(expr = "no pod of {subject} remains{within}")]
 async fn no_pod(w: &mut AwWorld, subject: Subject, seconds: Within) -> Outcome {
     let name = w.select(&subject)?;
