@@ -419,7 +419,7 @@ mod tests {
         assert!(!plan(None, &["Running"]).selects_tagged("kueue"));
         assert!(!plan(None, &[]).selects_tagged("kueue-upgrade"));
         assert_eq!(plan(None, &[]).tagged("serial"), 1);
-        assert_eq!(plan(None, &["Running"]).tagged("serial"), 0);
+        assert_eq!(plan(None, &["Restart"]).tagged("serial"), 0);
         assert_eq!(plan(None, &[]).not_selected(), 0);
         let some = plan(None, &["Running"]);
         assert_eq!(

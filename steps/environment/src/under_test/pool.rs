@@ -90,16 +90,16 @@ impl OwnControllerPods {
     ) -> anyhow::Result<(Place, ControllerUnderTest)> {
         let place = self.places.take(seconds).await;
         loop {
-            {
+            let all_made = {
                 let mut state = lock(&self.state);
                 if let Some(own) = state.idle.pop() {
                     return Ok((place, own));
                 }
-                if state.live >= self.pods {
-                    drop(state);
-                    self.returned.notified().await;
-                    continue;
-                }
+                state.live >= self.pods
+            };
+            if all_made {
+                self.returned.notified().await;
+                continue;
             }
             return match self.make(shared, dir).await {
                 Ok(own) => Ok((place, own)),
