@@ -7,6 +7,9 @@ use chrono::{DateTime, Utc};
 
 use crate::record::ScenarioRecord;
 
+/// The scenarios of the chain a run names, first to last.
+const NAMED: usize = 4;
+
 /// A scenario counts as started by the end of another when it started this soon after.
 const HANDOVER_SECONDS: f64 = 1.0;
 
@@ -168,22 +171,21 @@ impl TimeSpent {
         if self.path.is_empty() {
             return lines;
         }
-        let mut longest = self.path.clone();
-        longest.sort_by(|a, b| b.seconds.total_cmp(&a.seconds));
-        let named: Vec<String> = longest
+        let named: Vec<String> = self
+            .path
             .iter()
-            .take(3)
+            .take(NAMED)
             .map(|b| format!("{} ({:.0}s)", b.title, b.seconds))
             .collect();
         let more = match self.path.len().saturating_sub(named.len()) {
             0 => String::new(),
-            n => format!(" and {n} more"),
+            n => format!(", then {n} more"),
         };
         lines.push(format!(
             "time: the scenarios bound it as a chain of {}, each started as the one before \
              ended: {}{more}",
             self.path.len(),
-            named.join(", ")
+            named.join(", then ")
         ));
         let w = &self.waits;
         lines.push(format!(
@@ -308,6 +310,10 @@ mod tests {
         );
         let lines = spent.lines();
         assert!(lines[1].contains("a chain of 2"), "{lines:?}");
+        assert!(
+            lines[1].ends_with("F: a (30s), then F: c (50s)"),
+            "{lines:?}"
+        );
         assert!(lines[2].contains("28s in timing windows"), "{lines:?}");
     }
 
