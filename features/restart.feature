@@ -39,7 +39,7 @@ Feature: Restart safety
     When it is submitted to the LocalQueue
     Then it reaches phase Running within 60 seconds
     When its pods fail with exit code 1
-    Then its pod has failed within 30 seconds
+    Then a pod of it has failed within 30 seconds
     When it is updated
     Then it reaches phase Resetting within 30 seconds
     When the controller is killed
@@ -116,7 +116,7 @@ Feature: Restart safety
     When it is submitted to the LocalQueue
     Then it reaches phase Running within 60 seconds
     When its pods fail with exit code 1
-    Then its pod has failed within 30 seconds
+    Then a pod of it has failed within 30 seconds
     When it is updated
     Then it reaches phase Resetting within 30 seconds
     When the controller is killed
@@ -158,7 +158,7 @@ Feature: Restart safety
       | retryPausePeriodDuration            | 30s |
       | forcefulDeletionGracePeriodDuration | 25s |
     When it is submitted to the LocalQueue
-    Then 1 pod of it is Failed within 60 seconds
+    Then a pod of it has failed within 60 seconds
     When it is updated
     Then it reaches phase Resetting within 30 seconds
     And its DeletingResources condition is True within 30 seconds
@@ -178,7 +178,7 @@ Feature: Restart safety
       | terminalExitCodes                   | 3   |
       | forcefulDeletionGracePeriodDuration | 25s |
     When it is submitted to the LocalQueue
-    Then 1 pod of it is Failed within 60 seconds
+    Then a pod of it has failed within 60 seconds
     When it is updated
     Then it reaches phase Failed within 30 seconds
     And its DeletingResources condition is True within 30 seconds

@@ -147,8 +147,8 @@ async fn pods_in_phase(
 /// found it and reset the workload (deleting that pod), its Unhealthy condition with reason
 /// FoundFailedPods. A controller that looks at failed pods at once may reset before a poll
 /// sees the pod Failed; that must not fail the scenario.
-#[then(expr = "{whose} pod has failed{within}")]
-async fn pod_has_failed(w: &mut AwWorld, subject: Whose, seconds: Within) -> Outcome {
+#[then(expr = "a pod of {subject} has failed{within}")]
+async fn pod_has_failed(w: &mut AwWorld, subject: Subject, seconds: Within) -> Outcome {
     let name = w.select(&subject)?;
     let (client, ns, aw) = (&w.client, w.ns.as_str(), name.as_str());
     let what = format!("a failed pod of AppWrapper {name}");
