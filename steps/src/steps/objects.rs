@@ -10,7 +10,7 @@ use kube::api::{Api, DeleteParams, PostParams};
 use serde_json::json;
 
 use super::assertions::{expected_yaml, object_matches};
-use super::pods::describe;
+use super::pods::{describe, not_started_by_node};
 use super::{patience, secs};
 use crate::matcher;
 use crate::parameters::{PodPhase, Subject, Whose, Within};
@@ -126,21 +126,27 @@ async fn pods_in_phase(
     let name = w.select(&subject)?;
     let (client, ns, aw, wanted) = (&w.client, w.ns.as_str(), name.as_str(), phase.as_str());
     let what = format!("{count} {phase} pod(s) of AppWrapper {name}");
-    Ok(
-        wait::expect(patience(&seconds)?, &what, move || async move {
-            let pods = objects::pods_of(client, ns, aw).await?;
-            let n = pods
-                .iter()
-                .filter(|p| pod_phase(p) == wanted && p.metadata.deletion_timestamp.is_none())
-                .count();
-            Ok(if n == count {
-                Check::Done(())
-            } else {
-                Check::NotYet(describe(&pods))
-            })
+    let waited = wait::expect(patience(&seconds)?, &what, move || async move {
+        let pods = objects::pods_of(client, ns, aw).await?;
+        let n = pods
+            .iter()
+            .filter(|p| pod_phase(p) == wanted && p.metadata.deletion_timestamp.is_none())
+            .count();
+        Ok(if n == count {
+            Check::Done(())
+        } else {
+            Check::NotYet(describe(&pods))
         })
-        .await?,
-    )
+    })
+    .await;
+    if waited.is_err()
+        && wanted == "Running"
+        && let Ok(pods) = objects::pods_of(client, ns, aw).await
+        && let Some(why) = not_started_by_node(&pods, count)
+    {
+        w.undecided(why);
+    }
+    Ok(waited?)
 }
 
 /// Waits for KWOK to have failed a pod: a Failed pod of it, or, where the controller already

@@ -10,7 +10,7 @@ use kube::api::{Api, DeleteParams, Patch, PatchParams};
 use serde_json::{Value, json};
 
 use super::secs;
-use crate::fixtures::{HOLD_FINALIZER, PodSteer};
+use crate::fixtures::{HOLD_FINALIZER, OUTCOME_LABEL, PodSteer, START_DELAY_ANNOTATION};
 use crate::parameters::{PodOutcome, Whose};
 use crate::wait::{self, Check};
 use crate::world::AwWorld;
@@ -62,6 +62,63 @@ pub fn describe(pods: &[Pod]) -> String {
         })
         .collect::<Vec<_>>()
         .join("\n")
+}
+
+/// Why `count` Running pods are missing only because their node has not started them, if so:
+/// enough pods are Running or bound to a node and still Pending, none of them told to stay
+/// Pending. The controller's part ends when the scheduler binds its pod; starting it is the
+/// node's (KWOK's fake kubelet, or a real one), so a wait that times out there says nothing of
+/// the controller. An unbound pod (a wrong node selector, a missing toleration) is not this.
+pub fn not_started_by_node(pods: &[Pod], count: usize) -> Option<String> {
+    let live: Vec<&Pod> = pods
+        .iter()
+        .filter(|p| p.metadata.deletion_timestamp.is_none())
+        .collect();
+    let unstarted: Vec<&Pod> = live
+        .iter()
+        .copied()
+        .filter(|p| {
+            pod_phase(p) == "Pending" && p.spec.as_ref().is_some_and(|s| s.node_name.is_some())
+        })
+        .filter(|p| !steered_to_wait(p))
+        .collect();
+    let running = live.iter().filter(|p| pod_phase(p) == "Running").count();
+    if unstarted.is_empty() || running + unstarted.len() < count {
+        return None;
+    }
+    let names: Vec<String> = unstarted
+        .iter()
+        .map(|p| {
+            format!(
+                "{} on {}",
+                p.metadata.name.as_deref().unwrap_or_default(),
+                p.spec
+                    .as_ref()
+                    .and_then(|s| s.node_name.as_deref())
+                    .unwrap_or_default()
+            )
+        })
+        .collect();
+    Some(format!(
+        "the pods were bound to their nodes, which had not started {} (still Pending): the \
+         stand's kubelet was slow, not the controller",
+        names.join(", ")
+    ))
+}
+
+/// Whether a scenario told the pod's node to keep it Pending for a while, or for good.
+fn steered_to_wait(pod: &Pod) -> bool {
+    let meta = &pod.metadata;
+    let pending = meta
+        .labels
+        .as_ref()
+        .and_then(|l| l.get(OUTCOME_LABEL))
+        .is_some_and(|v| v == "pending");
+    let delayed = meta
+        .annotations
+        .as_ref()
+        .is_some_and(|a| a.contains_key(START_DELAY_ANNOTATION));
+    pending || delayed
 }
 
 /// Patches the labels and annotations that steer a pod's KWOK stages.
@@ -171,4 +228,55 @@ async fn finalizer_removed(w: &mut AwWorld, subject: Whose) -> Outcome {
         "removed the finalizer of {released} pod(s) of {name}"
     ));
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A pod in `phase`, bound to `node` if any, with `labels`, deleting if `deleting`.
+    fn pod(phase: &str, node: Option<&str>, labels: Value, deleting: bool) -> Pod {
+        serde_json::from_value(json!({
+            "metadata": {
+                "name": format!("p-{phase}"),
+                "labels": labels,
+                "deletionTimestamp": deleting.then_some("2026-12-08T00:00:00Z"),
+            },
+            "spec": {"containers": [], "nodeName": node},
+            "status": {"phase": phase},
+        }))
+        .unwrap()
+    }
+
+    #[test]
+    fn only_pods_bound_and_not_started_are_the_nodes_doing() {
+        let bound = pod("Pending", Some("kwok-node-0"), json!({}), false);
+        let unbound = pod("Pending", None, json!({}), false);
+        let running = pod("Running", Some("kwok-node-1"), json!({}), false);
+        let held = pod(
+            "Pending",
+            Some("kwok-node-0"),
+            json!({OUTCOME_LABEL: "pending"}),
+            false,
+        );
+        let deleting = pod("Pending", Some("kwok-node-0"), json!({}), true);
+        // (pods, Running pods wanted) → the node's doing
+        let table: &[(&[&Pod], usize, bool)] = &[
+            (&[&bound], 1, true),
+            (&[&running, &bound], 2, true),
+            (&[&bound], 2, false),
+            (&[&unbound], 1, false),
+            (&[&running], 1, false),
+            (&[&held], 1, false),
+            (&[&deleting], 1, false),
+            (&[], 1, false),
+        ];
+        for (pods, count, nodes) in table {
+            let pods: Vec<Pod> = pods.iter().map(|p| (*p).clone()).collect();
+            let why = not_started_by_node(&pods, *count);
+            assert_eq!(why.is_some(), *nodes, "{pods:?} {count}: {why:?}");
+        }
+        let why = not_started_by_node(&[bound], 1).unwrap();
+        assert!(why.contains("p-Pending on kwok-node-0"), "{why}");
+    }
 }
