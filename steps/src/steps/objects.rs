@@ -142,7 +142,7 @@ async fn pods_in_phase(
     if waited.is_err()
         && wanted == "Running"
         && let Ok(pods) = objects::pods_of(client, ns, aw).await
-        && let Some(why) = not_started_by_node(&pods, count)
+        && let Some(why) = not_started_by_node(&pods, count, k8s_openapi::jiff::Timestamp::now())
     {
         w.undecided(why);
     }

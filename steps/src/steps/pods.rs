@@ -2,10 +2,12 @@
 
 use super::outcome::Outcome;
 use std::collections::BTreeMap;
+use std::time::Duration;
 
 use anyhow::Context as _;
 use cucumber::when;
 use k8s_openapi::api::core::v1::Pod;
+use k8s_openapi::jiff::Timestamp;
 use kube::api::{Api, DeleteParams, Patch, PatchParams};
 use serde_json::{Value, json};
 
@@ -64,46 +66,79 @@ pub fn describe(pods: &[Pod]) -> String {
         .join("\n")
 }
 
-/// Why `count` Running pods are missing only because their node has not started them, if so:
-/// enough pods are Running or bound to a node and still Pending, none of them told to stay
-/// Pending. The controller's part ends when the scheduler binds its pod; starting it is the
-/// node's (KWOK's fake kubelet, or a real one), so a wait that times out there says nothing of
-/// the controller. An unbound pod (a wrong node selector, a missing toleration) is not this.
-pub fn not_started_by_node(pods: &[Pod], count: usize) -> Option<String> {
-    let live: Vec<&Pod> = pods
+/// How long a node may take to start a pod bound to it before it counts as slow. KWOK starts
+/// one in under 2 s on a loaded two-core machine, a kubelet with a loaded image in about as
+/// much; the waits that time out take 30 s and more.
+pub const SLOW_NODE_START: Duration = Duration::from_secs(5);
+
+/// Why `count` Running pods are missing because their node did not start them, if so: enough
+/// pods are Running or bound to a node and still Pending (none told to stay Pending or start
+/// late), and one of them stayed Pending on its node for [`SLOW_NODE_START`] or more, up to
+/// `now` or its deletion. The controller's part ends when the scheduler binds its pod;
+/// starting it is the node's (KWOK's fake kubelet, or a real one), and a controller may
+/// rightly reset a workload whose pods its node never started. A pod that is never bound (a
+/// wrong node selector, a missing toleration), or one deleted soon after its binding, is not
+/// the node's doing.
+pub fn not_started_by_node(pods: &[Pod], count: usize, now: Timestamp) -> Option<String> {
+    let running = pods
         .iter()
-        .filter(|p| p.metadata.deletion_timestamp.is_none())
+        .filter(|p| pod_phase(p) == "Running" && p.metadata.deletion_timestamp.is_none())
+        .count();
+    let unstarted: Vec<(&Pod, Duration)> = pods
+        .iter()
+        .filter(|p| pod_phase(p) == "Pending" && !steered_to_wait(p))
+        .filter_map(|p| Some((p, pending_on_node(p, now)?)))
         .collect();
-    let unstarted: Vec<&Pod> = live
+    let slow: Vec<String> = unstarted
         .iter()
-        .copied()
-        .filter(|p| {
-            pod_phase(p) == "Pending" && p.spec.as_ref().is_some_and(|s| s.node_name.is_some())
-        })
-        .filter(|p| !steered_to_wait(p))
-        .collect();
-    let running = live.iter().filter(|p| pod_phase(p) == "Running").count();
-    if unstarted.is_empty() || running + unstarted.len() < count {
-        return None;
-    }
-    let names: Vec<String> = unstarted
-        .iter()
-        .map(|p| {
+        .filter(|(_, pending)| *pending >= SLOW_NODE_START)
+        .map(|(p, pending)| {
             format!(
-                "{} on {}",
+                "{} on {} for {}s",
                 p.metadata.name.as_deref().unwrap_or_default(),
                 p.spec
                     .as_ref()
                     .and_then(|s| s.node_name.as_deref())
-                    .unwrap_or_default()
+                    .unwrap_or_default(),
+                pending.as_secs()
             )
         })
         .collect();
+    if slow.is_empty() || running + unstarted.len() < count {
+        return None;
+    }
     Some(format!(
-        "the pods were bound to their nodes, which had not started {} (still Pending): the \
-         stand's kubelet was slow, not the controller",
-        names.join(", ")
+        "the node did not start a pod bound to it (still Pending: {}), which is the stand's \
+         kubelet being slow, not the controller",
+        slow.join(", ")
     ))
+}
+
+/// How long a bound pod has been Pending on its node: from its binding (its PodScheduled
+/// condition) to the start of its deletion, or to `now`.
+fn pending_on_node(pod: &Pod, now: Timestamp) -> Option<Duration> {
+    pod.spec.as_ref()?.node_name.as_ref()?;
+    let bound = pod
+        .status
+        .as_ref()?
+        .conditions
+        .as_ref()?
+        .iter()
+        .find(|c| c.type_ == "PodScheduled" && c.status == "True")?
+        .last_transition_time
+        .as_ref()?
+        .0;
+    // A deletion timestamp is when the grace period ends; the deletion began that much before.
+    let grace = pod.metadata.deletion_grace_period_seconds.unwrap_or(0);
+    let until = pod
+        .metadata
+        .deletion_timestamp
+        .as_ref()
+        .map_or(now.as_millisecond(), |t| {
+            t.0.as_millisecond() - grace * 1000
+        });
+    let millis = until - bound.as_millisecond();
+    Some(Duration::from_millis(millis.max(0).unsigned_abs()))
 }
 
 /// Whether a scenario told the pod's node to keep it Pending for a while, or for good.
@@ -234,49 +269,62 @@ async fn finalizer_removed(w: &mut AwWorld, subject: Whose) -> Outcome {
 mod tests {
     use super::*;
 
-    /// A pod in `phase`, bound to `node` if any, with `labels`, deleting if `deleting`.
-    fn pod(phase: &str, node: Option<&str>, labels: Value, deleting: bool) -> Pod {
+    /// Seconds past a fixed moment.
+    fn at(seconds: i64) -> Timestamp {
+        Timestamp::from_second(1_800_000_000 + seconds).unwrap()
+    }
+
+    /// A pod in `phase`, bound at second `bound` if any, with `labels`, deleted at second
+    /// `deleted` if any.
+    fn pod(phase: &str, bound: Option<i64>, labels: Value, deleted: Option<i64>) -> Pod {
+        const GRACE: i64 = 30;
+        let conditions = bound.map_or(json!([]), |s| {
+            json!([{"type": "PodScheduled", "status": "True", "lastTransitionTime": at(s).to_string()}])
+        });
         serde_json::from_value(json!({
             "metadata": {
                 "name": format!("p-{phase}"),
                 "labels": labels,
-                "deletionTimestamp": deleting.then_some("2026-12-08T00:00:00Z"),
+                "deletionTimestamp": deleted.map(|s| at(s + GRACE).to_string()),
+                "deletionGracePeriodSeconds": deleted.map(|_| GRACE),
             },
-            "spec": {"containers": [], "nodeName": node},
-            "status": {"phase": phase},
+            "spec": {"containers": [], "nodeName": bound.map(|_| "kwok-node-0")},
+            "status": {"phase": phase, "conditions": conditions},
         }))
         .unwrap()
     }
 
     #[test]
-    fn only_pods_bound_and_not_started_are_the_nodes_doing() {
-        let bound = pod("Pending", Some("kwok-node-0"), json!({}), false);
-        let unbound = pod("Pending", None, json!({}), false);
-        let running = pod("Running", Some("kwok-node-1"), json!({}), false);
-        let held = pod(
-            "Pending",
-            Some("kwok-node-0"),
-            json!({OUTCOME_LABEL: "pending"}),
-            false,
-        );
-        let deleting = pod("Pending", Some("kwok-node-0"), json!({}), true);
+    fn only_pods_their_node_left_pending_are_the_nodes_doing() {
+        let now = at(40);
+        let none = json!({});
+        let bound = pod("Pending", Some(2), none.clone(), None);
+        let just_bound = pod("Pending", Some(37), none.clone(), None);
+        let unbound = pod("Pending", None, none.clone(), None);
+        let running = pod("Running", Some(2), none.clone(), None);
+        let held = pod("Pending", Some(2), json!({OUTCOME_LABEL: "pending"}), None);
+        // Reset by the controller after its node left it Pending 30 s, or at once.
+        let reset_late = pod("Pending", Some(2), none.clone(), Some(32));
+        let reset_early = pod("Pending", Some(2), none.clone(), Some(3));
         // (pods, Running pods wanted) → the node's doing
         let table: &[(&[&Pod], usize, bool)] = &[
             (&[&bound], 1, true),
             (&[&running, &bound], 2, true),
+            (&[&reset_late], 1, true),
             (&[&bound], 2, false),
+            (&[&just_bound], 1, false),
             (&[&unbound], 1, false),
             (&[&running], 1, false),
             (&[&held], 1, false),
-            (&[&deleting], 1, false),
+            (&[&reset_early], 1, false),
             (&[], 1, false),
         ];
         for (pods, count, nodes) in table {
             let pods: Vec<Pod> = pods.iter().map(|p| (*p).clone()).collect();
-            let why = not_started_by_node(&pods, *count);
+            let why = not_started_by_node(&pods, *count, now);
             assert_eq!(why.is_some(), *nodes, "{pods:?} {count}: {why:?}");
         }
-        let why = not_started_by_node(&[bound], 1).unwrap();
-        assert!(why.contains("p-Pending on kwok-node-0"), "{why}");
+        let why = not_started_by_node(&[bound], 1, now).unwrap();
+        assert!(why.contains("p-Pending on kwok-node-0 for 38s"), "{why}");
     }
 }
