@@ -1,4 +1,4 @@
-//! How long each scenario took in a quiet run on a 2-core machine, by controller: the order a
+//! How long each scenario took in a quiet run on a 2-core machine, by mode: the order a
 //! run starts its scenarios in (longest first) when its report directory holds no run of its
 //! own, as on a fresh clone or in CI. Each file is made from such a run's `results.json` with
 //!
@@ -12,13 +12,16 @@ use crate::options::ControllerMode;
 
 const OURS: &str = include_str!("expected_durations/ours.tsv");
 const REFERENCE: &str = include_str!("expected_durations/reference.tsv");
+const IN_CLUSTER: &str = include_str!("expected_durations/in-cluster.tsv");
 
-/// Seconds by `feature: scenario`, for the controller `mode` runs: the reference operator's,
-/// or ours for every other mode (an external or installed controller is most likely ours
-/// or as fast).
+/// Seconds by `feature: scenario`, for the controller `mode` runs: the reference operator's;
+/// ours in the cluster, where a scenario's controller of its own is a pod on the real node
+/// (its restart scenarios take longer than on this machine); or ours on this machine for
+/// every other mode (an external controller is most likely ours or as fast).
 pub fn shipped(mode: &ControllerMode) -> HashMap<String, f64> {
     match mode {
         ControllerMode::Reference { .. } => parse(REFERENCE),
+        ControllerMode::InCluster { .. } => parse(IN_CLUSTER),
         _ => parse(OURS),
     }
 }
@@ -51,6 +54,7 @@ mod tests {
     #[rstest::rstest]
     #[case::ours("ours.tsv", OURS)]
     #[case::reference("reference.tsv", REFERENCE)]
+    #[case::in_cluster("in-cluster.tsv", IN_CLUSTER)]
     fn every_line_of_a_shipped_file_is_a_duration_of_a_built_in_scenario(
         #[case] file: &str,
         #[case] text: &str,
@@ -71,15 +75,16 @@ mod tests {
     }
 
     #[test]
-    fn the_reference_gets_its_own_durations_and_every_other_mode_ours() {
+    fn the_reference_and_the_in_cluster_mode_get_their_own_durations_and_the_others_ours() {
         let reference = shipped(&ControllerMode::Reference {
             version: "v1.2.2".into(),
         });
         assert_eq!(reference, parse(REFERENCE));
         assert_eq!(
             shipped(&ControllerMode::InCluster { image: None }),
-            parse(OURS)
+            parse(IN_CLUSTER)
         );
+        assert_eq!(shipped(&ControllerMode::Embedded), parse(OURS));
     }
 
     #[test]
