@@ -35,8 +35,9 @@ pub fn manifests(target: &Target) -> Result<Vec<Value>, InstallError> {
 
 /// What KWOK asks of its node. The release asks nothing, which makes it a BestEffort pod with
 /// the least CPU weight there is (2 shares against Kueue's 512): on a busy node the fake
-/// kubelets of every suite pod fell seconds behind (a pod stayed Pending 39 s after it was
-/// bound). A quarter of a core fits beside Kueue and the controller on a two-core node.
+/// kubelets of every suite pod fell seconds behind (up to 10 s from binding to Running beside
+/// one other suite, and in CI a re-created pod was not Running 39 s after its AppWrapper
+/// was). A quarter of a core fits beside Kueue and the controller on a two-core node.
 pub const REQUESTS: (&str, &str) = ("250m", "64Mi");
 
 /// Our image and pod range, its requests, and its startup and readiness probes every second
