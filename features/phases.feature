@@ -264,6 +264,7 @@ Feature: Phases
     When it is submitted to the LocalQueue
     Then 1 pod of it is Succeeded within 60 seconds
     And 1 pod of it is Running within 30 seconds
+    And it reaches phase Running within 30 seconds
     And it stays Running for 5 seconds
     And it matches within 30 seconds:
       """

@@ -22,6 +22,7 @@ Feature: Restart safety
     Given an AppWrapper "running" wrapping a Job with 1 pod
     When it is submitted to the LocalQueue
     Then 1 pod of it is Running within 60 seconds
+    And it reaches phase Running within 30 seconds
     When the controller is killed
     And its pods succeed
     Then 1 pod of it is Succeeded within 30 seconds
