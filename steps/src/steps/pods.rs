@@ -56,10 +56,7 @@ pub fn describe(pods: &[Pod]) -> String {
                 } else {
                     ""
                 },
-                p.spec
-                    .as_ref()
-                    .and_then(|s| s.node_name.as_deref())
-                    .unwrap_or("-")
+                node_of(p).unwrap_or("-")
             )
         })
         .collect::<Vec<_>>()
@@ -96,10 +93,7 @@ pub fn not_started_by_node(pods: &[Pod], count: usize, now: Timestamp) -> Option
             format!(
                 "{} on {} for {}s",
                 p.metadata.name.as_deref().unwrap_or_default(),
-                p.spec
-                    .as_ref()
-                    .and_then(|s| s.node_name.as_deref())
-                    .unwrap_or_default(),
+                node_of(p).unwrap_or_default(),
                 pending.as_secs()
             )
         })
@@ -117,7 +111,7 @@ pub fn not_started_by_node(pods: &[Pod], count: usize, now: Timestamp) -> Option
 /// How long a bound pod has been Pending on its node: from its binding (its PodScheduled
 /// condition) to the start of its deletion, or to `now`.
 fn pending_on_node(pod: &Pod, now: Timestamp) -> Option<Duration> {
-    pod.spec.as_ref()?.node_name.as_ref()?;
+    node_of(pod)?;
     let bound = pod
         .status
         .as_ref()?
@@ -139,6 +133,11 @@ fn pending_on_node(pod: &Pod, now: Timestamp) -> Option<Duration> {
         });
     let millis = until - bound.as_millisecond();
     Some(Duration::from_millis(millis.max(0).unsigned_abs()))
+}
+
+/// The node a pod is bound to, once it is.
+fn node_of(pod: &Pod) -> Option<&str> {
+    pod.spec.as_ref()?.node_name.as_deref()
 }
 
 /// Whether a scenario told the pod's node to keep it Pending for a while, or for good.
